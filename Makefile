@@ -1,0 +1,56 @@
+# The two commands a newcomer needs:  make lab   and   make test
+# Every target sets up what it needs first (virtual environment, system packages).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
+PORT   ?= 8888
+
+.DEFAULT_GOAL := help
+.PHONY: help lab test lint typecheck unit notebooks browser exercises grade bench system clean
+
+help:  ## list the targets
+	@grep -E '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml constraints.txt tools/setup_venv.sh
+	@bash tools/setup_venv.sh $(PYTHON) $(VENV)
+
+lab: $(STAMP)  ## set up everything, then start JupyterLab on the course (prints the URL)
+	@echo "Starting JupyterLab: open the URL printed below, then course/01_what_a_gradient_is.ipynb"
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --ServerApp.port=$(PORT) \
+	  --ServerApp.ip=127.0.0.1 $(ROOT_FLAG)
+
+test: $(STAMP) system lint typecheck  ## set up everything, then run every check and test
+	$(BIN)/python -m autograder.release --check
+	$(BIN)/python -m autograder.hygiene --check course/*.ipynb solutions/*/*.ipynb exercises/*/*.ipynb
+	$(BIN)/pytest tests
+	$(BIN)/pytest -p no:cacheprovider --nbval course --nbval-sanitize-with tests/nbval_sanitize.cfg
+	$(BIN)/pytest -p no:cacheprovider --nbval-lax solutions exercises
+
+system:  ## install bubblewrap (grading sandbox) and Chromium (browser tests) if missing
+	@bash tools/install_system_packages.sh
+
+lint: $(STAMP)  ## ruff lint and format check
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)  ## mypy --strict on the two packages
+	$(BIN)/mypy
+
+exercises: $(STAMP)  ## regenerate exercises/ from solutions/ with nbgrader
+	$(BIN)/python -m autograder.release
+
+grade: $(STAMP) system  ## grade the sample class with the real nbgrader pipeline; print the scores
+	$(BIN)/python tools/grade_sample_class.py
+
+bench: $(STAMP) system  ## benchmarks: widget latency, and autograder grade vs nbgrader autograde
+	$(BIN)/python benchmarks/widget_latency.py
+	$(BIN)/python benchmarks/grading_speed.py
+
+environment.yml: pyproject.toml  ## rewrite environment.yml from the pins in pyproject.toml
+	$(BIN)/python tools/sync_environment.py
+
+clean:  ## remove the virtual environment and the instructor's runtime data
+	rm -rf $(VENV) submitted autograded feedback gradebook.db .autograder

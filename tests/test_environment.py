@@ -1,0 +1,71 @@
+"""environment.yml (conda, Binder) and the pip install agree on every pinned version."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tools"))
+import sync_environment  # noqa: E402
+
+PIN = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+)==(?P<version>[^\s;]+)$")
+
+
+def environment_pins() -> dict[str, str]:
+    spec = yaml.safe_load((REPO / "environment.yml").read_text())
+    pip_section = next(d["pip"] for d in spec["dependencies"] if isinstance(d, dict))
+    pins = {}
+    for entry in pip_section:
+        match = PIN.match(entry)
+        if match:
+            pins[match["name"].lower()] = match["version"]
+    return pins
+
+
+def test_environment_yml_is_valid_conda_spec() -> None:
+    spec = yaml.safe_load((REPO / "environment.yml").read_text())
+    assert spec["name"] == "backward-course"
+    assert "python=3.11" in spec["dependencies"]
+    assert "pip" in spec["dependencies"]
+    pip_section = next(d["pip"] for d in spec["dependencies"] if isinstance(d, dict))
+    assert any(entry.startswith("--editable .") for entry in pip_section), "course packages"
+
+
+def test_environment_yml_is_generated_from_pyproject() -> None:
+    expected = sync_environment.render(REPO / "pyproject.toml")
+    assert (REPO / "environment.yml").read_text() == expected, "run `make environment.yml`"
+
+
+def test_environment_pins_equal_pyproject_pins() -> None:
+    pyproject = {}
+    for req in sync_environment.pinned_requirements(REPO / "pyproject.toml"):
+        match = PIN.match(req)
+        assert match, f"pyproject requirement is not pinned with ==: {req}"
+        pyproject[match["name"].lower()] = match["version"]
+    assert environment_pins() == pyproject
+
+
+def test_installed_versions_match_the_pins() -> None:
+    """The pip install in this environment is exactly the pinned set."""
+    wrong = {}
+    for name, version in environment_pins().items():
+        installed = importlib.metadata.version(name)
+        if installed.split("+")[0] != version:
+            wrong[name] = (version, installed)
+    assert not wrong, f"pinned vs installed: {wrong}"
+
+
+def test_constraints_agree_with_pins() -> None:
+    """constraints.txt (the full tested lock) pins the same versions as pyproject.toml."""
+    locked = {}
+    for line in (REPO / "constraints.txt").read_text().splitlines():
+        match = PIN.match(line.strip())
+        if match:
+            locked[match["name"].lower().replace("_", "-")] = match["version"]
+    for name, version in environment_pins().items():
+        assert locked.get(name.replace("_", "-")) == version, name

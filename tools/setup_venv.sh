@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Create the virtual environment (if missing) and install the pinned course stack into it.
+set -euo pipefail
+python="${1:-python3}"
+venv="${2:-.venv}"
+
+if ! "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+  if command -v python3.11 >/dev/null; then
+    python=python3.11
+  else
+    echo "error: the course needs Python 3.11 (torch 2.13.0 is pinned for it)." >&2
+    echo "       found: $("$python" --version 2>&1 || echo none). Install Python 3.11, or run" >&2
+    echo "       'make lab PYTHON=/path/to/python3.11'." >&2
+    exit 1
+  fi
+fi
+if [ ! -x "$venv/bin/python" ]; then
+  echo "Creating the virtual environment in $venv ..."
+  "$python" -m venv "$venv"
+fi
+echo "Installing the course stack (pinned in pyproject.toml and constraints.txt) ..."
+"$venv/bin/python" -m pip install --quiet --upgrade pip
+"$venv/bin/python" -m pip install --progress-bar off -c constraints.txt -e '.[dev]'
+touch "$venv/.installed"
+echo "Ready: $venv"
