@@ -1,0 +1,487 @@
+"""The execution worker: runs a notebook's code cells in a forked, isolated child.
+
+One worker runs per grading slot (inside bubblewrap when the sandbox is on). It imports
+torch, matplotlib and IPython once; for each request it forks a child that executes the
+cells in a pristine IPython shell, so no notebook pays for a fresh kernel and a fresh
+`import torch`. The parent never runs learner code and never starts torch's thread pool,
+so forking it stays safe.
+
+Each child is isolated further when the kernel allows it: a new user, PID and mount
+namespace (it is PID 1 of its own namespace, so killing it kills everything it started,
+and it cannot see or signal the worker), private tmpfs mounts for /scratch and /tmp,
+and rlimits for memory, CPU, processes, open files and file size. The worker enforces
+the wall-time limit for the whole notebook and caps the output it relays.
+
+Protocol (length-prefixed JSON frames, see `framing`): the grader sends
+`{"cells": [source, ...], "limits": {...}, "call": optional}` on stdin; the worker answers
+with one `{"event": "cell", ...}` frame per executed cell and a final `{"event": "done"}`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import io
+import json
+import os
+import resource
+import select
+import signal
+import sys
+import time
+from typing import Any
+
+from autograder.framing import FrameError, encode_frame, read_frame, write_frame
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
+
+DEFAULT_LIMITS: dict[str, float] = {
+    "wall_seconds": 120.0,
+    "cpu_seconds": 120.0,
+    "memory_mb": 2048.0,
+    "max_processes": 64.0,
+    "max_output_bytes": 4_000_000.0,
+    "max_file_mb": 64.0,
+    "scratch_mb": 256.0,
+}
+ALLOWED_EVENTS = {"cell", "call", "done"}
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+# ---------------------------------------------------------------- in the child
+
+
+class Recorder:
+    """Collects one cell's outputs in nbformat shape, within a byte budget for the notebook."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.used = 0
+        self.truncated = False
+        self.outputs: list[dict[str, Any]] = []
+
+    def _admit(self, size: int) -> bool:
+        if self.used + size > self.budget:
+            if not self.truncated:
+                self.truncated = True
+                self.outputs.append(
+                    {
+                        "output_type": "stream",
+                        "name": "stderr",
+                        "text": "[output limit reached: further output is not recorded]\n",
+                    }
+                )
+            return False
+        self.used += size
+        return True
+
+    def stream(self, name: str, text: str) -> None:
+        if not text or not self._admit(len(text.encode("utf-8", "replace"))):
+            return
+        last = self.outputs[-1] if self.outputs else None
+        if last and last["output_type"] == "stream" and last["name"] == name:
+            last["text"] += text
+        else:
+            self.outputs.append({"output_type": "stream", "name": name, "text": text})
+
+    def add(self, output: dict[str, Any]) -> None:
+        try:
+            size = len(json.dumps(output, default=str))
+        except (TypeError, ValueError):
+            return
+        if self._admit(size):
+            self.outputs.append(output)
+
+    def take(self) -> list[dict[str, Any]]:
+        outputs, self.outputs = self.outputs, []
+        return outputs
+
+
+RECORDER = Recorder(int(DEFAULT_LIMITS["max_output_bytes"]))
+
+
+class CapturedStream(io.TextIOBase):
+    """sys.stdout / sys.stderr replacement that records stream outputs."""
+
+    def __init__(self, name: str) -> None:
+        self.name_ = name
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        RECORDER.stream(self.name_, text)
+        return len(text)
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return "utf-8"
+
+
+def build_shell() -> Any:
+    """A pristine IPython shell whose displays, results and errors go to RECORDER."""
+    from IPython.core.displayhook import DisplayHook
+    from IPython.core.displaypub import DisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets import Type
+    from traitlets.config import Config
+
+    class CapturedDisplayPublisher(DisplayPublisher):  # type: ignore[misc]
+        def publish(self, data: Any, metadata: Any = None, *args: Any, **kwargs: Any) -> None:
+            RECORDER.add(
+                {"output_type": "display_data", "data": data, "metadata": metadata or {}}
+            )
+
+        def clear_output(self, wait: bool = False) -> None:
+            RECORDER.outputs = []
+
+    class CapturedDisplayHook(DisplayHook):  # type: ignore[misc]
+        def write_output_prompt(self) -> None:
+            pass
+
+        def write_format_data(self, format_dict: Any, md_dict: Any = None) -> None:
+            RECORDER.add(
+                {
+                    "output_type": "execute_result",
+                    "execution_count": self.shell.execution_count,
+                    "data": format_dict,
+                    "metadata": md_dict or {},
+                }
+            )
+
+        def finish_displayhook(self) -> None:
+            pass
+
+    class GradingShell(InteractiveShell):  # type: ignore[misc]
+        display_pub_class = Type(CapturedDisplayPublisher)
+        displayhook_class = Type(CapturedDisplayHook)
+
+        def enable_gui(self, gui: Any = None) -> None:
+            pass  # inline plots only: there is no event loop to integrate with
+
+        def _showtraceback(self, etype: Any, evalue: Any, stb: Any) -> None:
+            try:
+                message = str(evalue)
+            except Exception:
+                message = "<exception whose str() failed>"
+            RECORDER.add(
+                {
+                    "output_type": "error",
+                    "ename": getattr(etype, "__name__", "Error"),
+                    "evalue": message,
+                    "traceback": [str(line) for line in stb],
+                }
+            )
+
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    config.InteractiveShell.colors = "nocolor"
+    config.InteractiveShell.autoindent = False
+    shell = GradingShell.instance(config=config)
+    shell.enable_matplotlib("inline")
+    return shell
+
+
+def set_limits(limits: dict[str, float]) -> None:
+    """Apply rlimits to this process (inherited by anything it starts)."""
+    vm_kb = 0
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                vm_kb = int(line.split()[1])
+    memory = vm_kb * 1024 + int(limits["memory_mb"] * 1024 * 1024)
+    cpu = int(limits["cpu_seconds"])
+    file_size = int(limits["max_file_mb"] * 1024 * 1024)
+    nproc = int(limits["max_processes"])
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 2))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def private_mounts(scratch_mb: int) -> bool:
+    """In a fresh mount namespace: private tmpfs on /scratch, /tmp and /dev/shm."""
+    if _libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return False
+    options = f"size={scratch_mb}m,mode=1777".encode()
+    for target in (b"/scratch", b"/tmp", b"/dev/shm"):
+        if os.path.isdir(target):
+            _libc.mount(b"tmpfs", target, b"tmpfs", MS_NOSUID | MS_NODEV, options)
+    return True
+
+
+def map_identity(uid: int, gid: int) -> None:
+    """Keep the same uid/gid inside the new user namespace (files stay usable)."""
+    with open("/proc/self/setgroups", "w") as setgroups:
+        setgroups.write("deny")
+    with open("/proc/self/uid_map", "w") as uid_map:
+        uid_map.write(f"{uid} {uid} 1")
+    with open("/proc/self/gid_map", "w") as gid_map:
+        gid_map.write(f"{gid} {gid} 1")
+
+
+def redirect_standard_fds() -> None:
+    """Raw writes to fd 1/2 go nowhere; only captured Python-level output is recorded."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def call_function(shell: Any, call: dict[str, Any]) -> dict[str, Any]:
+    """Call a function the cells defined on each case; keep only genuine numbers."""
+    function = shell.user_ns.get(call["function"])
+    if not callable(function):
+        return {"event": "call", "error": f"{call['function']} is not defined as a function"}
+    results: list[Any] = []
+    for args in call["cases"]:
+        try:
+            value = function(*args)
+        except BaseException as error:  # learner code may raise anything, even SystemExit
+            results.append({"error": f"{type(error).__name__}: {error}"[:500]})
+            continue
+        if type(value) in (int, float) and value == value and abs(value) != float("inf"):
+            results.append({"value": float(value)})
+        else:
+            results.append({"error": f"returned {type(value).__name__}, not a float"})
+    return {"event": "call", "results": results}
+
+
+def run_cells(shell: Any, request: dict[str, Any], out_fd: int) -> None:
+    """Execute every cell, sending one frame per cell, then a call frame if asked."""
+    limits = request["limits"]
+    RECORDER.budget = int(limits["max_output_bytes"])
+    sys.stdout, sys.stderr = CapturedStream("stdout"), CapturedStream("stderr")
+    for index, source in enumerate(request["cells"]):
+        write_frame(out_fd, {"event": "start", "index": index})
+        try:
+            shell.run_cell(source, store_history=True)
+        except BaseException as error:  # the shell itself gave up (e.g. a broken hook)
+            RECORDER.add(
+                {
+                    "output_type": "error",
+                    "ename": type(error).__name__,
+                    "evalue": str(error)[:500],
+                    "traceback": [],
+                }
+            )
+        frame = {
+            "event": "cell",
+            "index": index,
+            "execution_count": shell.execution_count - 1,
+            "outputs": RECORDER.take(),
+        }
+        write_frame(out_fd, json.loads(json.dumps(frame, default=str)))
+    if request.get("call"):
+        write_frame(out_fd, call_function(shell, request["call"]))
+    write_frame(out_fd, {"event": "done"})
+
+
+def child_main(shell: Any, request: dict[str, Any], out_fd: int) -> None:
+    """The forked child: isolate, limit, run. Never returns."""
+    code = 0
+    try:
+        limits = request["limits"]
+        isolated = False
+        if request.get("isolate", True):
+            uid, gid = os.getuid(), os.getgid()
+            isolated = _libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) == 0
+            if isolated:
+                map_identity(uid, gid)
+            if not isolated and request.get("require_isolation"):
+                message = f"cannot create namespaces (errno {ctypes.get_errno()})"
+                write_frame(out_fd, {"event": "done", "error": message})
+                os._exit(3)
+        if isolated:
+            # unshare(CLONE_NEWPID) applies to children: the grandchild is PID 1 of the
+            # new namespace. The child reports its pid, then only waits for it.
+            go_read, go_write = os.pipe()
+            pid = os.fork()
+            if pid:
+                os.close(go_read)
+                write_frame(out_fd, {"event": "pid", "pid": pid})
+                os.close(go_write)
+                os.close(out_fd)
+                os.waitpid(pid, 0)
+                os._exit(0)
+            os.close(go_write)
+            os.read(go_read, 1)
+            os.close(go_read)
+            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            private_mounts(int(limits["scratch_mb"]))
+        else:
+            os.setsid()
+        workdir = "/scratch" if os.path.isdir("/scratch") and isolated else request["workdir"]
+        os.makedirs(workdir, exist_ok=True)
+        os.chdir(workdir)
+        os.environ["HOME"] = workdir
+        set_limits(limits)
+        import torch
+
+        torch.set_num_threads(1)
+        redirect_standard_fds()
+        run_cells(shell, request, out_fd)
+    except BaseException as error:
+        try:
+            write_frame(out_fd, {"event": "done", "error": f"{type(error).__name__}: {error}"})
+        except OSError:
+            pass
+        code = 1
+    os._exit(code)
+
+
+# ---------------------------------------------------------------- in the worker
+
+
+def kill_quietly(pid: int, sig: int = signal.SIGKILL) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def reap_all() -> None:
+    """Collect every exited child (the worker is a subreaper for orphans)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def relay(request: dict[str, Any], shell: Any) -> None:
+    """Run one request in a child and relay its frames to stdout under the limits."""
+    limits = {**DEFAULT_LIMITS, **request.get("limits", {})}
+    request["limits"] = limits
+    request.setdefault("workdir", f"/tmp/autograder-{os.getpid()}")
+    read_fd, write_fd = os.pipe()
+    sys.stdout.flush()
+    started = time.monotonic()
+    child = os.fork()
+    if child == 0:
+        os.close(read_fd)
+        os.close(0)
+        child_main(shell, request, write_fd)
+    os.close(write_fd)
+    deadline = started + limits["wall_seconds"]
+    relayed_bytes = 0
+    max_bytes = int(limits["max_output_bytes"]) * 2 + 1_000_000
+    buffer = b""
+    grandchild = 0
+    status, detail = "died", ""
+    finished = False
+    while not finished:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            status, detail = "timeout", f"the notebook ran longer than {limits['wall_seconds']:g} s"
+            break
+        ready, _, _ = select.select([read_fd], [], [], remaining)
+        if not ready:
+            continue
+        chunk = os.read(read_fd, 1 << 20)
+        if not chunk:
+            break
+        buffer += chunk
+        relayed_bytes += len(chunk)
+        if relayed_bytes > max_bytes:
+            status, detail = "output_limit", f"the notebook produced more than {max_bytes} bytes"
+            break
+        while len(buffer) >= 4:
+            size = int.from_bytes(buffer[:4], "big")
+            if size > max_bytes:
+                status, detail = "output_limit", "a single output frame was too large"
+                finished = True
+                break
+            if len(buffer) < 4 + size:
+                break
+            body, buffer = buffer[4 : 4 + size], buffer[4 + size :]
+            try:
+                frame = json.loads(body)
+            except ValueError:
+                status, detail = "protocol", "the child wrote a malformed frame"
+                finished = True
+                break
+            event = frame.get("event") if isinstance(frame, dict) else None
+            if event == "pid" and not grandchild and isinstance(frame.get("pid"), int):
+                grandchild = frame["pid"]
+            elif event == "start":
+                continue
+            elif event == "done":
+                if frame.get("error"):
+                    status, detail = "error", str(frame["error"])[:1000]
+                else:
+                    status, detail = "ok", ""
+                finished = True
+                break
+            elif event in ALLOWED_EVENTS:
+                sys.stdout.buffer.write(encode_frame(frame))
+                sys.stdout.buffer.flush()
+    if grandchild:
+        kill_quietly(grandchild)
+    kill_quietly(child)
+    if not grandchild:
+        kill_quietly(-child)  # not isolated: the child leads its own process group
+    os.close(read_fd)
+    try:
+        _, wait_status = os.waitpid(child, 0)
+    except ChildProcessError:
+        wait_status = 0
+    if status == "died":
+        detail = "the kernel died before the notebook finished"
+        if grandchild == 0 and os.WIFSIGNALED(wait_status):
+            detail += f" (signal {os.WTERMSIG(wait_status)})"
+    reap_all()
+    elapsed = round(time.monotonic() - started, 4)
+    sys.stdout.buffer.write(
+        encode_frame({"event": "done", "status": status, "detail": detail, "elapsed": elapsed})
+    )
+    sys.stdout.buffer.flush()
+
+
+def preload() -> Any:
+    """Import what every notebook imports, without starting torch's thread pool."""
+    os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    import matplotlib
+
+    matplotlib.use("module://matplotlib_inline.backend_inline")
+    import matplotlib.pyplot  # noqa: F401
+    import torch  # noqa: F401
+
+    try:
+        import autograder.check  # noqa: F401  (the checker every exercise imports)
+    except ImportError:
+        pass
+
+    return build_shell()
+
+
+def serve() -> None:
+    """Answer requests from stdin until it closes."""
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    shell = preload()
+    sys.stdout.buffer.write(encode_frame({"event": "ready", "pid": os.getpid()}))
+    sys.stdout.buffer.flush()
+    while True:
+        try:
+            request = read_frame(0)
+        except FrameError:
+            return
+        relay(request, shell)
+
+
+if __name__ == "__main__":
+    serve()
