@@ -13,7 +13,7 @@ and rlimits for memory, CPU, processes, open files and file size. The worker enf
 the wall-time limit for the whole notebook and caps the output it relays.
 
 Protocol (length-prefixed JSON frames, see `framing`): the grader sends
-`{"cells": [source, ...], "limits": {...}, "call": optional}` on stdin; the worker answers
+`{"cells": [source, ...], "limits": {...}, "calls": [...]}` on stdin; the worker answers
 with one `{"event": "cell", ...}` frame per executed cell and a final `{"event": "done"}`.
 """
 
@@ -283,8 +283,8 @@ def run_cells(shell: Any, request: dict[str, Any], out_fd: int) -> None:
             "outputs": RECORDER.take(),
         }
         write_frame(out_fd, json.loads(json.dumps(frame, default=str)))
-    if request.get("call"):
-        write_frame(out_fd, call_function(shell, request["call"]))
+    for call in request.get("calls", []):
+        write_frame(out_fd, {**call_function(shell, call), "function": call["function"]})
     write_frame(out_fd, {"event": "done"})
 
 
