@@ -19,6 +19,7 @@ with one `{"event": "cell", ...}` frame per executed cell and a final `{"event":
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import io
 import json
@@ -137,9 +138,7 @@ def build_shell() -> Any:
 
     class CapturedDisplayPublisher(DisplayPublisher):  # type: ignore[misc]
         def publish(self, data: Any, metadata: Any = None, *args: Any, **kwargs: Any) -> None:
-            RECORDER.add(
-                {"output_type": "display_data", "data": data, "metadata": metadata or {}}
-            )
+            RECORDER.add({"output_type": "display_data", "data": data, "metadata": metadata or {}})
 
         def clear_output(self, wait: bool = False) -> None:
             RECORDER.outputs = []
@@ -333,10 +332,8 @@ def child_main(shell: Any, request: dict[str, Any], out_fd: int) -> None:
         redirect_standard_fds()
         run_cells(shell, request, out_fd)
     except BaseException as error:
-        try:
+        with contextlib.suppress(OSError):
             write_frame(out_fd, {"event": "done", "error": f"{type(error).__name__}: {error}"})
-        except OSError:
-            pass
         code = 1
     os._exit(code)
 
@@ -345,10 +342,8 @@ def child_main(shell: Any, request: dict[str, Any], out_fd: int) -> None:
 
 
 def kill_quietly(pid: int, sig: int = signal.SIGKILL) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def reap_all() -> None:
@@ -458,10 +453,17 @@ def preload() -> Any:
 
     matplotlib.use("module://matplotlib_inline.backend_inline")
     import matplotlib.pyplot  # noqa: F401
-    import torch  # noqa: F401
+    import torch
 
+    # One intra-op thread: torch then never starts its thread pool, so forking stays safe.
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
     try:
         import autograder.check  # noqa: F401  (the checker every exercise imports)
+        from autograder.references import EXERCISES, reference_quantities
+
+        for name in EXERCISES:  # computed once here, inherited by every child
+            reference_quantities(name)
     except ImportError:
         pass
 

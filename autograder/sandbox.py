@@ -13,6 +13,7 @@ Limits are set in `nbgrader_config.py`, e.g. `c.Sandbox.memory_mb = 1024`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import shlex
@@ -181,7 +182,7 @@ class Worker:
             command = [python, "-m", "autograder.execution"]
             env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        stderr = open(self.log_dir / f"worker-{os.getpid()}-{id(self)}.log", "ab")
+        stderr = open(self.log_dir / f"worker-{os.getpid()}-{id(self)}.log", "ab")  # noqa: SIM115
         # The worker, the notebook's child and torch's threads need a few beyond the limit.
         self.cgroup = process_limit_group(self.sandbox.max_processes + 16)
         if self.cgroup is not None:
@@ -263,8 +264,6 @@ class Worker:
             self.process.stdout.close()
         self.process = None
         if self.cgroup is not None:
-            try:
+            with contextlib.suppress(OSError):  # an emptied group may linger a moment
                 self.cgroup.rmdir()
-            except OSError:
-                pass  # a process may linger a moment; an empty group costs nothing
             self.cgroup = None

@@ -1,4 +1,7 @@
-"""Strip execution timings, widget state and stray metadata from notebooks (see autograder.hygiene)."""
+"""Strip execution timings, widget state and stray metadata from notebooks.
+
+See autograder.hygiene; `python tools/clean_notebooks.py --help`.
+"""
 
 import sys
 

@@ -1,0 +1,146 @@
+"""The `autograder` command: grade a class fast and safely, with nbgrader's own results."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+from autograder.sandbox import Sandbox, SandboxUnavailable, check_sandbox
+
+DESCRIPTION = """\
+Autograde every submission under submitted/ of an nbgrader course, in parallel and
+sandboxed. Results land in the course's gradebook and autograded/ folder exactly as
+`nbgrader autograde` leaves them, so `nbgrader export`, `nbgrader generate_feedback`
+and formgrader work unchanged. Safe to interrupt: run it again and it grades only
+what is missing (or was resubmitted).
+"""
+
+EXAMPLES = """\
+examples:
+  autograder grade                          grade every assignment in this course
+  autograder grade 03_a_neuron_by_hand -j 4 one assignment, four workers
+  autograder grade --course-dir ~/course    a course elsewhere
+  autograder grade --student ada --force    regrade one student
+
+exit status: 0 all graded, 1 some submissions failed (see the summary), 2 usage error.
+limits (memory, time, processes, output) are set in nbgrader_config.py: c.Sandbox.memory_mb = ...
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="autograder", description=DESCRIPTION)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    grade = commands.add_parser(
+        "grade",
+        help="autograde submissions (parallel, sandboxed, resumable)",
+        description=DESCRIPTION,
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    grade.add_argument("assignments", nargs="*", metavar="ASSIGNMENT", help="default: every one")
+    grade.add_argument(
+        "--course-dir", type=Path, default=Path.cwd(), help="nbgrader course directory (default: .)"
+    )
+    grade.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="parallel workers (default: the number of cores)",
+    )
+    grade.add_argument("--student", action="append", help="only this student (repeatable)")
+    grade.add_argument("--force", action="store_true", help="regrade even what is already graded")
+    grade.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="UNSAFE: run submissions unconfined, as you (only where bubblewrap cannot run)",
+    )
+    grade.add_argument("--seed", type=int, help="fix the random cases of code exercises")
+    grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def grade(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from autograder.runner import Grader, SubmissionError, load_config
+
+    course = args.course_dir.resolve()
+    if not course.is_dir():
+        print(f"error: course directory {course} does not exist", file=sys.stderr)
+        return 2
+    if args.jobs < 1:
+        print("error: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    if args.no_sandbox:
+        print(
+            "warning: --no-sandbox: submissions run as you, with your files and network.",
+            file=sys.stderr,
+        )
+    else:
+        try:
+            check_sandbox(Sandbox(config=load_config(course)))
+        except SandboxUnavailable as error:
+            print(f"error: refusing to grade: {error}", file=sys.stderr)
+            return 2
+    logging.getLogger("traitlets").setLevel(logging.ERROR)
+    grader = Grader(
+        course,
+        assignments=args.assignments or None,
+        students=args.student,
+        jobs=args.jobs,
+        sandbox=not args.no_sandbox,
+        force=args.force,
+        seed=args.seed,
+    )
+    started = time.monotonic()
+    counts = {"graded": 0, "failed": 0, "skipped": 0}
+    outcomes = []
+    try:
+        total = grader.total()
+        bar = tqdm(total=total, unit="submission", disable=args.quiet, dynamic_ncols=True)
+        for outcome in grader.run():
+            outcomes.append(outcome)
+            counts[outcome.status] += 1
+            bar.set_postfix(counts, refresh=False)
+            bar.update(1)
+        bar.close()
+    except SubmissionError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted: what was graded is kept; run again to finish.", file=sys.stderr)
+        return 130
+    elapsed = time.monotonic() - started
+    print(
+        f"\n{counts['graded']} graded, {counts['failed']} failed, "
+        f"{counts['skipped']} skipped as already graded, in {elapsed:.1f} s"
+    )
+    for outcome in outcomes:
+        sub = outcome.submission
+        if outcome.status == "failed":
+            print(f"  FAILED {sub.key}:")
+            for reason in outcome.reasons:
+                print(f"    - {reason}")
+        elif outcome.status == "graded" and outcome.reasons:
+            print(f"  noted  {sub.key} ({outcome.score:g}/{outcome.max_score:g}):")
+            for reason in outcome.reasons:
+                print(f"    - {reason}")
+    return 1 if counts["failed"] else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "grade":
+        return grade(args)
+    parser.print_help()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

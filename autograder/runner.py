@@ -1,0 +1,554 @@
+"""`autograder grade`: grade a class in parallel, resumably, into nbgrader's own gradebook.
+
+For every submission under `submitted/<student>/<assignment>/`:
+1. prepare (grader process): read each notebook defensively and sanitise it with
+   nbgrader's own preprocessors (ClearOutput, DeduplicateIds, OverwriteKernelspec,
+   OverwriteCells, CheckCellMetadata), note any tampering;
+2. execute (parallel, sandboxed workers, see `sandbox` and `execution`);
+3. judge: test cells the grader can verify itself get their outputs from `trusted`;
+4. record (grader process, one at a time): nbgrader's Autograde converter runs with its
+   Execute step replaced by `InjectOutputs`, so nbgrader itself writes `autograded/` and
+   the gradebook exactly as `nbgrader autograde` would.
+Executions are cached under `.autograder/` and a submission is marked graded only after
+nbgrader recorded it, so a killed run resumes where it stopped and counts nothing twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import json
+import logging
+import os
+import random
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat.notebooknode import NotebookNode
+from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import (
+    CheckCellMetadata,
+    ClearOutput,
+    DeduplicateIds,
+    NbGraderPreprocessor,
+    OverwriteCells,
+    OverwriteKernelspec,
+)
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+from autograder import trusted
+from autograder.sandbox import ExecutionResult, Sandbox, Worker
+
+STATE_DIR = ".autograder"
+MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
+
+
+class SubmissionError(Exception):
+    """A submission that cannot be graded; the message says why, for the instructor."""
+
+
+@dataclass
+class PreparedNotebook:
+    """One sanitised notebook, ready to execute."""
+
+    notebook_id: str
+    notebook: Any
+    plan: trusted.TrustedPlan
+    code_cells: list[int]  # indices of the code cells, in order
+
+
+@dataclass
+class Submission:
+    """One student's submission of one assignment."""
+
+    student: str
+    assignment: str
+    path: Path
+    fingerprint: str = ""
+    notebooks: list[PreparedNotebook] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return f"{self.student}/{self.assignment}"
+
+
+@dataclass
+class Outcome:
+    """What happened to one submission in this run."""
+
+    submission: Submission
+    status: str  # graded | failed | skipped
+    reasons: list[str] = field(default_factory=list)
+    score: float | None = None
+    max_score: float | None = None
+    seconds: float = 0.0
+
+
+def load_config(course_dir: Path) -> Config:
+    """The course's nbgrader configuration, rooted at `course_dir`."""
+    config = Config()
+    if (course_dir / "nbgrader_config.py").exists():
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(course_dir)).load_config()
+    config.CourseDirectory.root = str(course_dir)
+    if "db_url" not in config.CourseDirectory:
+        config.CourseDirectory.db_url = f"sqlite:///{course_dir / 'gradebook.db'}"
+    return config
+
+
+def atomic_write_json(path: Path, data: Any) -> None:
+    """Write JSON so a reader sees the old file or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(temporary, "w") as handle:
+        json.dump(data, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def fingerprint(folder: Path, source: Path) -> str:
+    """A hash of every submitted file and of the assignment's source version."""
+    digest = hashlib.sha256()
+    for root in (folder, source):
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            digest.update(str(path.relative_to(root)).encode() + b"\0")
+            with open(path, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(chunk)
+        digest.update(b"\1")
+    return digest.hexdigest()
+
+
+def read_submitted_notebook(path: Path) -> Any:
+    """Read a submitted notebook, or raise SubmissionError saying plainly what is wrong."""
+    size = path.stat().st_size
+    if size == 0:
+        raise SubmissionError(f"{path.name} is an empty file")
+    if size > MAX_NOTEBOOK_BYTES:
+        raise SubmissionError(
+            f"{path.name} is {size / 1e6:.0f} MB, over the {MAX_NOTEBOOK_BYTES / 1e6:.0f} MB limit"
+        )
+    raw = path.read_bytes()
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise SubmissionError(f"{path.name} is not a notebook (binary data, not text)") from None
+    except json.JSONDecodeError as error:
+        raise SubmissionError(f"{path.name} is not valid JSON ({error})") from None
+    if not isinstance(data, dict) or "cells" not in data and "worksheets" not in data:
+        raise SubmissionError(f"{path.name} is JSON but not a notebook")
+    major = data.get("nbformat")
+    if major != 4:
+        raise SubmissionError(
+            f"{path.name} is in notebook format {major}; the course needs format 4 "
+            "(open and save it in JupyterLab to convert it)"
+        )
+    try:
+        notebook = nbformat.reads(raw.decode("utf-8"), as_version=4)
+        nbformat.validate(notebook)
+    except Exception as error:
+        raise SubmissionError(f"{path.name} is not a valid notebook: {error}") from None
+    return notebook
+
+
+def tampering_notes(submitted: Any, source_cells: dict[str, Any], notebook_id: str) -> list[str]:
+    """What the learner changed that they should not have (nbgrader restores most of it)."""
+    notes = []
+    seen: dict[str, int] = {}
+    for cell in submitted.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        grade_id = meta.get("grade_id")
+        if not grade_id:
+            continue
+        seen[grade_id] = seen.get(grade_id, 0) + 1
+        original = source_cells.get(grade_id)
+        if original is None:
+            notes.append(f"{notebook_id}: unknown graded cell id {grade_id!r}")
+            continue
+        if original["locked"] and cell.get("source", "") != original["source"]:
+            notes.append(f"{notebook_id}: edited locked cell {grade_id!r} (restored)")
+        for key in ("grade", "solution", "locked", "points"):
+            if key in original and meta.get(key) != original[key]:
+                notes.append(f"{notebook_id}: changed nbgrader metadata {key!r} of {grade_id!r}")
+                break
+    for grade_id, count in seen.items():
+        if count > 1:
+            notes.append(f"{notebook_id}: cell {grade_id!r} appears {count} times (first kept)")
+    for grade_id, original in source_cells.items():
+        if grade_id not in seen and (original["grade"] or original["locked"]):
+            notes.append(f"{notebook_id}: deleted cell {grade_id!r} (its points are lost)")
+    kernel = submitted.metadata.get("kernelspec", {}).get("name")
+    if kernel not in (None, "python3"):
+        notes.append(f"{notebook_id}: kernelspec changed to {kernel!r} (reset)")
+    return notes
+
+
+@contextlib.contextmanager
+def shared_gradebook_engine() -> Iterator[None]:
+    """Let every nbgrader Gradebook opened meanwhile share one SQLAlchemy engine.
+
+    nbgrader opens a new Gradebook (and so a new engine with an empty statement cache)
+    many times per notebook; recompiling every query dominated recording time. Sharing
+    the engine changes no query and no result, only what is compiled twice.
+    """
+    import nbgrader.api
+
+    original = nbgrader.api.create_engine
+    engines: dict[str, Any] = {}
+
+    def cached_engine(url: Any, *args: Any, **kwargs: Any) -> Any:
+        key = str(url)
+        if key not in engines:
+            engines[key] = original(url, *args, **kwargs)
+        return engines[key]
+
+    nbgrader.api.create_engine = cached_engine
+    try:
+        yield
+    finally:
+        nbgrader.api.create_engine = original
+        for engine in engines.values():
+            engine.dispose()
+
+
+class InjectOutputs(NbGraderPreprocessor):  # type: ignore[misc]
+    """nbgrader's Execute step, replaced: put in the outputs the sandbox produced."""
+
+    executed: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[Any, Any]:
+        info = resources["nbgrader"]
+        key = (info["student"], info["assignment"], info["notebook"])
+        record = self.executed.get(key)
+        if record is None:
+            raise SubmissionError(f"no execution recorded for {'/'.join(key)}")
+        sources = [cell.source for cell in nb.cells if cell.cell_type == "code"]
+        if hashlib.sha256(json.dumps(sources).encode()).hexdigest() != record["sources"]:
+            raise SubmissionError("the notebook changed between execution and recording")
+        code_cells = [cell for cell in nb.cells if cell.cell_type == "code"]
+        for cell, executed in zip(code_cells, record["cells"], strict=True):
+            cell.outputs = [nbformat.from_dict(output) for output in executed["outputs"]]
+            cell.execution_count = executed["execution_count"]
+        return nb, resources
+
+
+class Grader:
+    """Grades the submissions of a course directory; see the module docstring."""
+
+    def __init__(
+        self,
+        course_dir: Path,
+        *,
+        assignments: list[str] | None = None,
+        students: list[str] | None = None,
+        jobs: int | None = None,
+        sandbox: bool = True,
+        force: bool = False,
+        seed: int | None = None,
+        log: logging.Logger | None = None,
+    ) -> None:
+        self.course_dir = course_dir.resolve()
+        self.config = load_config(self.course_dir)
+        self.coursedir = CourseDirectory(config=self.config)
+        self.sandbox = Sandbox(config=self.config)
+        if not sandbox:
+            self.sandbox.enabled = False
+        self.assignments = assignments
+        self.students = students
+        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.force = force
+        self.rng = random.Random(seed if seed is not None else secrets.randbits(64))
+        self.state = self.course_dir / STATE_DIR
+        self.log = log or logging.getLogger("autograder")
+        self._local = threading.local()
+        self._workers: list[Worker] = []
+        self._workers_lock = threading.Lock()
+
+    # -------------------------------------------------------------- discovery
+
+    def known_assignments(self) -> dict[str, list[str]]:
+        """Assignments in the gradebook, with their notebooks."""
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            return {a.name: [n.name for n in a.notebooks] for a in gb.assignments}
+
+    def discover(self) -> tuple[list[Submission], list[Outcome]]:
+        """Submissions to grade now, and the ones skipped as already graded."""
+        submitted = Path(self.coursedir.format_path(self.coursedir.submitted_directory, ".", "."))
+        known = self.known_assignments()
+        wanted = self.assignments or sorted(known)
+        unknown = [a for a in wanted if a not in known]
+        if unknown:
+            raise SubmissionError(
+                f"not in the gradebook: {', '.join(unknown)}. Run `nbgrader generate_assignment` "
+                f"first. Known: {', '.join(sorted(known)) or 'none'}"
+            )
+        todo, skipped = [], []
+        if not submitted.is_dir():
+            return todo, skipped
+        for student_dir in sorted(p for p in submitted.iterdir() if p.is_dir()):
+            if self.students and student_dir.name not in self.students:
+                continue
+            for assignment in wanted:
+                folder = student_dir / assignment
+                if not folder.is_dir():
+                    continue
+                source = Path(
+                    self.coursedir.format_path(self.coursedir.source_directory, ".", assignment)
+                )
+                sub = Submission(student_dir.name, assignment, folder)
+                sub.fingerprint = fingerprint(folder, source)
+                if not self.force and self.already_graded(sub):
+                    skipped.append(Outcome(sub, "skipped"))
+                else:
+                    todo.append(sub)
+        return todo, skipped
+
+    def graded_marker(self, sub: Submission) -> Path:
+        return self.state / "graded" / sub.assignment / f"{sub.student}.json"
+
+    def already_graded(self, sub: Submission) -> bool:
+        marker = self.graded_marker(sub)
+        autograded = Path(
+            self.coursedir.format_path(
+                self.coursedir.autograded_directory, sub.student, sub.assignment
+            )
+        )
+        try:
+            record = json.loads(marker.read_text())
+        except (OSError, ValueError):
+            return False
+        return bool(
+            record.get("status") == "graded"
+            and record.get("fingerprint") == sub.fingerprint
+            and autograded.is_dir()
+        )
+
+    # -------------------------------------------------------------- stages
+
+    def source_cells(self, assignment: str, notebook_id: str) -> dict[str, Any]:
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            notebook = gb.find_notebook(notebook_id, assignment)
+            cells: dict[str, Any] = {}
+            for cell in notebook.source_cells:
+                cells[cell.name] = {"source": cell.source, "locked": cell.locked}
+                cells[cell.name].update(grade=False, solution=False)
+            for cell in notebook.grade_cells:
+                cells.setdefault(cell.name, {"source": None, "locked": False})
+                cells[cell.name].update(grade=True, points=cell.max_score)
+            for cell in notebook.solution_cells:
+                cells.setdefault(cell.name, {"source": None, "locked": False})
+                cells[cell.name]["solution"] = True
+            return cells
+
+    def sanitize(self, notebook: Any, sub: Submission, notebook_id: str) -> Any:
+        """nbgrader's own sanitising preprocessors, exactly as `nbgrader autograde` runs them."""
+        resources = ResourcesDict(
+            nbgrader={
+                "student": sub.student,
+                "assignment": sub.assignment,
+                "notebook": notebook_id,
+                "db_url": self.coursedir.db_url,
+            }
+        )
+        for cls in (ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells):
+            notebook, resources = cls(config=self.config)(notebook, resources)
+        notebook, resources = CheckCellMetadata(config=self.config)(notebook, resources)
+        return notebook
+
+    def prepare(self, sub: Submission, notebook_ids: list[str]) -> None:
+        """Read and sanitise every notebook of a submission (raises SubmissionError)."""
+        present = {p.stem: p for p in sub.path.glob("*.ipynb")}
+        for extra in sorted(set(present) - set(notebook_ids)):
+            sub.notes.append(f"{extra}.ipynb is not part of {sub.assignment} (ignored)")
+        for notebook_id in notebook_ids:
+            path = present.get(notebook_id)
+            if path is None:
+                sub.notes.append(f"{notebook_id}.ipynb was not submitted (scores zero)")
+                continue
+            raw = read_submitted_notebook(path)
+            sub.notes += tampering_notes(
+                raw, self.source_cells(sub.assignment, notebook_id), notebook_id
+            )
+            try:
+                notebook = self.sanitize(copy.deepcopy(raw), sub, notebook_id)
+            except Exception as error:
+                raise SubmissionError(
+                    f"{path.name}: nbgrader could not sanitise it: {error}"
+                ) from None
+            code = [i for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
+            plan = trusted.plan(notebook.cells, self.rng)
+            sub.notebooks.append(PreparedNotebook(notebook_id, notebook, plan, code))
+        if not sub.notebooks and not any("was not submitted" in n for n in sub.notes):
+            raise SubmissionError("no notebook of the assignment was found")
+
+    def worker(self) -> Worker:
+        worker: Worker | None = getattr(self._local, "worker", None)
+        if worker is None:
+            worker = Worker(self.sandbox, self.state / "logs")
+            self._local.worker = worker
+            with self._workers_lock:
+                self._workers.append(worker)
+        return worker
+
+    def execute(self, prepared: PreparedNotebook) -> ExecutionResult:
+        """Run one notebook in this thread's sandboxed worker."""
+        sources = [prepared.notebook.cells[i].source for i in prepared.code_cells]
+        calls = trusted.function_calls(prepared.plan)
+        return self.worker().execute(sources, calls)
+
+    def judged_cells(self, prepared: PreparedNotebook, result: ExecutionResult) -> list[Any]:
+        """Outputs per code cell: executed outputs, failures made explicit, trusted verdicts."""
+        cells = []
+        stopped = False
+        for position, index in enumerate(prepared.code_cells):
+            frame = result.cells.get(position)
+            if frame is not None and not stopped:
+                outputs = list(frame.get("outputs", []))
+                count = frame.get("execution_count")
+            else:
+                stopped = True
+                reason = result.detail or "the notebook stopped before this cell"
+                outputs = [
+                    {
+                        "output_type": "error",
+                        "ename": "NotExecuted",
+                        "evalue": f"this cell did not run: {reason}",
+                        "traceback": [f"NotExecuted: this cell did not run: {reason}"],
+                    }
+                ]
+                count = None
+            cells.append({"index": index, "outputs": outputs, "execution_count": count})
+        verdicts = trusted.verdicts(prepared.plan, prepared.notebook.cells, result.calls)
+        for entry in cells:
+            if entry["index"] in verdicts:
+                entry["outputs"] = trusted.verdict_outputs(verdicts[entry["index"]])
+        return cells
+
+    def record(self, sub: Submission) -> tuple[float, float]:
+        """Let nbgrader's Autograde converter write autograded/ and the gradebook."""
+        from nbconvert.preprocessors import ClearMetadataPreprocessor
+        from nbgrader.converters import Autograde
+        from nbgrader.preprocessors import (
+            AssignLatePenalties,
+            IgnorePattern,
+            LimitOutput,
+            SaveAutoGrades,
+        )
+
+        config = copy.deepcopy(self.config)
+        config.CourseDirectory.assignment_id = sub.assignment
+        config.CourseDirectory.student_id = sub.student
+        config.Autograde.autograde_preprocessors = [
+            InjectOutputs,
+            IgnorePattern,
+            ClearMetadataPreprocessor,
+            LimitOutput,
+            SaveAutoGrades,
+            AssignLatePenalties,
+            CheckCellMetadata,
+        ]
+        coursedir = CourseDirectory(config=config)
+        converter = Autograde(coursedir=coursedir, config=config)
+        converter.force = True
+        converter.log.setLevel(logging.WARNING)
+        converter.start()
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            submission = gb.find_submission(sub.assignment, sub.student)
+            return float(submission.score), float(submission.max_score)
+
+    def grade_one(self, sub: Submission, future: Future[list[ExecutionResult]]) -> Outcome:
+        """Judge and record one executed submission (grader thread)."""
+        started = time.monotonic()
+        results = future.result()
+        for prepared, result in zip(sub.notebooks, results, strict=True):
+            cells = self.judged_cells(prepared, result)
+            sources = [prepared.notebook.cells[i].source for i in prepared.code_cells]
+            record = {
+                "sources": hashlib.sha256(json.dumps(sources).encode()).hexdigest(),
+                "cells": cells,
+                "status": result.status,
+                "detail": result.detail,
+            }
+            key = (sub.student, sub.assignment, prepared.notebook_id)
+            InjectOutputs.executed[key] = record
+            if result.status != "ok":
+                sub.notes.append(f"{prepared.notebook_id}: {result.status}: {result.detail}")
+        try:
+            score, max_score = self.record(sub)
+        finally:
+            for prepared in sub.notebooks:
+                InjectOutputs.executed.pop((sub.student, sub.assignment, prepared.notebook_id))
+        atomic_write_json(
+            self.graded_marker(sub),
+            {
+                "status": "graded",
+                "fingerprint": sub.fingerprint,
+                "score": score,
+                "max_score": max_score,
+                "notes": sub.notes,
+            },
+        )
+        return Outcome(sub, "graded", sub.notes, score, max_score, time.monotonic() - started)
+
+    def run(self, progress: Any = None) -> Iterator[Outcome]:
+        """Grade everything; yields one Outcome per submission as it completes."""
+        with shared_gradebook_engine():
+            yield from self._run()
+
+    def _run(self) -> Iterator[Outcome]:
+        todo, skipped = self.discover()
+        yield from skipped
+        if not todo:
+            return
+        notebooks = self.known_assignments()
+        ready: list[Submission] = []
+        for sub in todo:
+            try:
+                self.prepare(sub, notebooks[sub.assignment])
+                ready.append(sub)
+            except SubmissionError as error:
+                yield self.fail(sub, [str(error)])
+        pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="grade")
+        try:
+            futures = [
+                (sub, pool.submit(lambda s=sub: [self.execute(nb) for nb in s.notebooks]))
+                for sub in ready
+            ]
+            for sub, future in futures:
+                try:
+                    yield self.grade_one(sub, future)
+                except Exception as error:  # one bad submission never stops the batch
+                    yield self.fail(sub, [f"{type(error).__name__}: {error}"])
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            self.close()
+
+    def fail(self, sub: Submission, reasons: list[str]) -> Outcome:
+        atomic_write_json(
+            self.graded_marker(sub),
+            {"status": "failed", "fingerprint": sub.fingerprint, "reasons": reasons},
+        )
+        return Outcome(sub, "failed", reasons + sub.notes)
+
+    def close(self) -> None:
+        with self._workers_lock:
+            for worker in self._workers:
+                worker.stop()
+            self._workers.clear()
+
+    def total(self) -> int:
+        """How many submissions `run` will yield (for the progress bar)."""
+        todo, skipped = self.discover()
+        return len(todo) + len(skipped)

@@ -1,0 +1,148 @@
+"""Verdicts no submission can influence: computed in the grader, from the notebook's text.
+
+A test cell that calls `exercise.check("dL_dw")` earns its points from this module, not
+from whatever happened in the learner's kernel: the answer is read from the cell source
+with `byhand` (nothing executed), the reference comes from PyTorch in the grader process,
+and the test cell's outputs are replaced by the verdict before nbgrader records grades.
+`exercise.check_function("train")` is judged on random cases drawn here, from the numbers
+the sandboxed function returned, against references computed here.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from autograder.byhand import read_hand_answers
+from autograder.check import judge_hand_answer
+from autograder.diagnose import Verdict
+from autograder.functions import FUNCTION_TASKS, judge_function_results
+from autograder.references import EXERCISES
+
+
+@dataclass
+class TrustedPlan:
+    """What the grader will judge itself in one notebook."""
+
+    exercise: str | None = None
+    hand_checks: dict[int, list[str]] = field(default_factory=dict)  # cell index -> names
+    function_checks: dict[int, str] = field(default_factory=dict)  # cell index -> function
+    cases: dict[str, list[tuple[float, ...]]] = field(default_factory=dict)
+
+
+def _string_args(call: ast.Call) -> list[str] | None:
+    args = [a.value for a in call.args if isinstance(a, ast.Constant)]
+    if len(args) != len(call.args) or not all(isinstance(a, str) for a in args):
+        return None
+    return [str(a) for a in args]
+
+
+def _calls(source: str) -> list[ast.Call]:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+
+
+def exercise_name(cells: list[Any]) -> str | None:
+    """The name given to `Exercise("...")` in a locked cell, if any."""
+    for cell in cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("locked"):
+            continue
+        for call in _calls(cell.source):
+            if isinstance(call.func, ast.Name) and call.func.id == "Exercise":
+                args = _string_args(call)
+                if args and len(args) == 1 and args[0] in EXERCISES:
+                    return args[0]
+    return None
+
+
+def plan(cells: list[Any], rng: random.Random) -> TrustedPlan:
+    """Find the test cells whose verdict the grader computes (cells as restored by nbgrader)."""
+    result = TrustedPlan(exercise=exercise_name(cells))
+    if result.exercise is None:
+        return result
+    tasks = FUNCTION_TASKS.get(result.exercise, {})
+    for index, cell in enumerate(cells):
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+            continue
+        for call in _calls(cell.source):
+            func = call.func
+            if not isinstance(func, ast.Attribute):
+                continue
+            args = _string_args(call)
+            if not args:
+                continue
+            if func.attr == "check":
+                result.hand_checks.setdefault(index, []).extend(args)
+            elif func.attr == "check_function" and len(args) == 1 and args[0] in tasks:
+                result.function_checks[index] = args[0]
+                result.cases.setdefault(args[0], tasks[args[0]].make_cases(rng))
+    return result
+
+
+def function_calls(trusted: TrustedPlan) -> list[dict[str, Any]]:
+    """The calls the sandboxed worker makes after running the cells."""
+    return [{"function": name, "cases": cases} for name, cases in trusted.cases.items()]
+
+
+def _function_verdict(
+    exercise: str, name: str, cases: list[tuple[float, ...]], call: dict[str, Any] | None
+) -> Verdict:
+    task = FUNCTION_TASKS[exercise][name]
+    if call is None or "results" not in call:
+        reason = (call or {}).get("error", "the notebook did not finish, so it was never called")
+        return Verdict(False, f"✗ `{name}` could not be tested: {reason}.", "not_run")
+    results: list[object] = []
+    for case, item in zip(cases, call["results"], strict=False):
+        if not isinstance(item, dict) or "value" not in item:
+            error = item.get("error", "no result") if isinstance(item, dict) else "no result"
+            return Verdict(False, f"✗ {name}{tuple(case)}: {error}", "raised")
+        value = item["value"]
+        results.append(float(value) if type(value) in (int, float) else None)
+    if len(results) != len(cases):
+        return Verdict(False, f"✗ `{name}` was not called on every case.", "not_run")
+    return judge_function_results(task, cases, results)
+
+
+def verdicts(
+    trusted: TrustedPlan, cells: list[Any], calls: list[dict[str, Any]]
+) -> dict[int, list[Verdict]]:
+    """Every trusted test cell's verdicts, from the notebook text and the function results."""
+    if trusted.exercise is None:
+        return {}
+    code_sources = [cell.source for cell in cells if cell.cell_type == "code"]
+    answers = read_hand_answers(code_sources)
+    by_function = {str(c.get("function")): c for c in calls}
+    found: dict[int, list[Verdict]] = {}
+    for index, names in trusted.hand_checks.items():
+        found[index] = [
+            judge_hand_answer(trusted.exercise, name, answers.get(name)) for name in names
+        ]
+    for index, name in trusted.function_checks.items():
+        verdict = _function_verdict(
+            trusted.exercise, name, trusted.cases[name], by_function.get(name)
+        )
+        found.setdefault(index, []).append(verdict)
+    return found
+
+
+def verdict_outputs(cell_verdicts: list[Verdict]) -> list[dict[str, Any]]:
+    """A test cell's outputs for its verdicts: a stream if all passed, else an error."""
+    failed = [v.message for v in cell_verdicts if not v.passed]
+    if not failed:
+        text = "".join(v.message + "\n" for v in cell_verdicts)
+        return [{"output_type": "stream", "name": "stdout", "text": text}]
+    return [
+        {
+            "output_type": "error",
+            "ename": "AnswerMismatch",
+            "evalue": "\n".join(failed),
+            "traceback": ["AnswerMismatch: " + "\n".join(failed)],
+        }
+    ]
