@@ -1,1 +1,44 @@
-"""Helpers the lessons import: graph drawing, widgets and the hand-vs-.grad comparison."""
+"""Helpers the lessons import: graph drawing, widgets and the hand-vs-.grad comparison.
+
+- ``compare`` / ``compare_values``: check a hand-derived number against ``.grad``.
+- ``Tape``, ``walk_graph``, ``draw_graph``: the real autograd graph, values and grads.
+- ``tangent_explorer``, ``neuron_explorer``, ``accumulation_stepper``: the widgets,
+  with their pure state functions ``tangent_state``, ``neuron_state``, ``AccumulationDemo``.
+- ``setup_notebook``: the setup cell of every lesson.
+"""
+
+from .compare import Comparison, compare, compare_values
+from .graph import GraphFreedError, GraphNode, Tape, draw_graph, walk_graph
+from .setup import setup_notebook
+from .states import AccumulationDemo, NeuronState, TangentState, neuron_state, tangent_state
+from .widgets import (
+    AccumulationStepper,
+    NeuronExplorer,
+    TangentExplorer,
+    accumulation_stepper,
+    neuron_explorer,
+    tangent_explorer,
+)
+
+__all__ = [
+    "AccumulationDemo",
+    "AccumulationStepper",
+    "Comparison",
+    "GraphFreedError",
+    "GraphNode",
+    "NeuronExplorer",
+    "NeuronState",
+    "Tape",
+    "TangentExplorer",
+    "TangentState",
+    "accumulation_stepper",
+    "compare",
+    "compare_values",
+    "draw_graph",
+    "neuron_explorer",
+    "neuron_state",
+    "setup_notebook",
+    "tangent_explorer",
+    "tangent_state",
+    "walk_graph",
+]

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from autograder.hygiene import use_this_environment
 from autograder.sandbox import Sandbox, SandboxUnavailable, check_sandbox
 
 DESCRIPTION = """\
@@ -136,6 +137,7 @@ def grade(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    use_this_environment()
     if args.command == "grade":
         return grade(args)
     parser.print_help()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,13 @@ LANGUAGE_INFO = {"name": "python"}
 # Cell metadata that nbgrader, nbval and the lessons rely on; everything else goes.
 KEPT_CELL_METADATA = {"nbgrader", "tags", "deletable", "editable", "slideshow"}
 KEPT_NOTEBOOK_METADATA = {"kernelspec", "language_info"}
+
+
+def use_this_environment() -> None:
+    """Put this interpreter's bin/ first on PATH: nbgrader runs `alembic` by name."""
+    bin_dir = str(Path(sys.executable).parent)
+    if os.environ.get("PATH", "").split(os.pathsep)[0] != bin_dir:
+        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
 
 
 def clean(nb: Any) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 
 import nbformat
 
-from autograder.hygiene import clean
+from autograder.hygiene import clean, use_this_environment
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXPECTED_FAILURE_TAG = "raises-exception"
@@ -51,6 +51,7 @@ def generate(course_root: Path, names: list[str]) -> None:
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
 
+    use_this_environment()
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course_root)).load_config()
     config.CourseDirectory.root = str(course_root)
     config.CourseDirectory.db_url = f"sqlite:///{course_root / 'gradebook.db'}"
@@ -102,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if stale")
     parser.add_argument("--repo", type=Path, default=REPO_ROOT, help="course repository root")
     args = parser.parse_args(argv)
+    use_this_environment()
     repo: Path = args.repo.resolve()
     if not (repo / "solutions").is_dir():
         print(f"error: {repo / 'solutions'} does not exist", file=sys.stderr)

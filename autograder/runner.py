@@ -48,6 +48,7 @@ from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 from autograder import trusted
+from autograder.hygiene import use_this_environment
 from autograder.sandbox import ExecutionResult, Sandbox, Worker
 
 STATE_DIR = ".autograder"
@@ -223,6 +224,37 @@ def shared_gradebook_engine() -> Iterator[None]:
             engine.dispose()
 
 
+class DropDuplicateGradedCells(NbGraderPreprocessor):  # type: ignore[misc]
+    """Keep the first cell of each grade id; later copies are dropped (and reported).
+
+    nbgrader's DeduplicateIds strips the copies' metadata, which then fails the schema
+    check and loses the whole submission; dropping them grades it as if never copied.
+    """
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[Any, Any]:
+        seen: set[str] = set()
+        kept = []
+        for cell in nb.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id and grade_id in seen:
+                continue
+            if grade_id:
+                seen.add(grade_id)
+            kept.append(cell)
+        nb.cells = kept
+        return nb, resources
+
+
+SANITIZERS = [
+    DropDuplicateGradedCells,
+    ClearOutput,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    OverwriteCells,
+    CheckCellMetadata,
+]
+
+
 class InjectOutputs(NbGraderPreprocessor):  # type: ignore[misc]
     """nbgrader's Execute step, replaced: put in the outputs the sandbox produced."""
 
@@ -259,6 +291,7 @@ class Grader:
         seed: int | None = None,
         log: logging.Logger | None = None,
     ) -> None:
+        use_this_environment()
         self.course_dir = course_dir.resolve()
         self.config = load_config(self.course_dir)
         self.coursedir = CourseDirectory(config=self.config)
@@ -353,7 +386,7 @@ class Grader:
             return cells
 
     def sanitize(self, notebook: Any, sub: Submission, notebook_id: str) -> Any:
-        """nbgrader's own sanitising preprocessors, exactly as `nbgrader autograde` runs them."""
+        """nbgrader's own sanitising preprocessors (after dropping duplicated graded cells)."""
         resources = ResourcesDict(
             nbgrader={
                 "student": sub.student,
@@ -362,9 +395,8 @@ class Grader:
                 "db_url": self.coursedir.db_url,
             }
         )
-        for cls in (ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells):
+        for cls in SANITIZERS:
             notebook, resources = cls(config=self.config)(notebook, resources)
-        notebook, resources = CheckCellMetadata(config=self.config)(notebook, resources)
         return notebook
 
     def prepare(self, sub: Submission, notebook_ids: list[str]) -> None:
@@ -450,6 +482,7 @@ class Grader:
         config = copy.deepcopy(self.config)
         config.CourseDirectory.assignment_id = sub.assignment
         config.CourseDirectory.student_id = sub.student
+        config.Autograde.sanitize_preprocessors = SANITIZERS
         config.Autograde.autograde_preprocessors = [
             InjectOutputs,
             IgnorePattern,

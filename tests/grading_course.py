@@ -1,0 +1,51 @@
+"""Build throwaway nbgrader courses from this repository for the grading tests."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+from autograder.release import generate
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_CLASS = REPO / "instructor" / "sample_class"
+
+
+def make_course(root: Path, assignments: list[str], extra_config: str = "") -> Path:
+    """A course directory with `assignments` generated (gradebook and release)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name in assignments:
+        shutil.copytree(REPO / "solutions" / name, root / "solutions" / name)
+    config = (REPO / "nbgrader_config.py").read_text() + "\n" + extra_config
+    (root / "nbgrader_config.py").write_text(config)
+    generate(root, assignments)
+    return root
+
+
+def submit_sample_class(course: Path, assignments: list[str], students: list[str] | None = None) -> None:
+    """Copy the sample class's submissions into `course/submitted/`."""
+    for student_dir in sorted(SAMPLE_CLASS.iterdir()):
+        if not student_dir.is_dir() or (students and student_dir.name not in students):
+            continue
+        for name in assignments:
+            if (student_dir / name).is_dir():
+                shutil.copytree(student_dir / name, course / "submitted" / student_dir.name / name)
+
+
+def expected_scores() -> dict[tuple[str, str], float]:
+    """(student, assignment) -> expected score, from the sample class's answer key."""
+    with open(SAMPLE_CLASS / "expected_grades.csv") as handle:
+        return {(r["student"], r["assignment"]): float(r["score"]) for r in csv.DictReader(handle)}
+
+
+def gradebook_scores(course: Path) -> dict[tuple[str, str], float]:
+    """(student, assignment) -> score, as nbgrader's gradebook records it."""
+    from nbgrader.api import Gradebook
+
+    scores = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "backward-course") as gb:
+        for assignment in gb.assignments:
+            for submission in assignment.submissions:
+                scores[(submission.student.id, assignment.name)] = float(submission.score)
+    return scores

@@ -1,0 +1,330 @@
+"""diagnose: each typical slip gets its own message, and only plain numbers can pass."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from autograder.diagnose import (
+    MISSING,
+    Verdict,
+    diagnose,
+    digits_needed,
+    format_value,
+    matches,
+    significant_digits,
+)
+from autograder.quantities import Quantity
+from autograder.references import EXERCISES, reference_quantities
+
+Q = {e: reference_quantities(e) for e in EXERCISES}
+NEURON = Q["03_a_neuron_by_hand"]
+DEAD = Q["04_the_dead_relu"]
+TRY = Q["07_try_it"]
+MECHANICS = Q["05_three_mechanics"]
+ALL = [q for qs in Q.values() for q in qs.values()]
+NUMERIC = [q for q in ALL if not q.is_bool]
+NONZERO = [q for q in NUMERIC if q.value != 0]
+
+
+def lines_of(verdict: Verdict) -> list[str]:
+    return verdict.message.split("\n")
+
+
+def check_shape(verdict: Verdict, q: Quantity) -> None:
+    """Every message: one or two short lines, naming the quantity, no traceback noise."""
+    lines = lines_of(verdict)
+    assert 1 <= len(lines) <= 2
+    assert q.label in lines[0]
+    assert "Traceback" not in verdict.message
+    assert lines[0].startswith("✓" if verdict.passed else "✗")
+
+
+# --- passing ------------------------------------------------------------------------------
+
+
+def test_pass_message() -> None:
+    verdict = diagnose(NEURON["dL_dw"], 12.0)
+    assert verdict == Verdict(True, "✓ dL/dw = 12.0 matches PyTorch", "match")
+
+
+@pytest.mark.parametrize("value", [12, 12.0, 12.005, 11.995])
+def test_ints_floats_and_hand_rounding_pass(value: float) -> None:
+    assert diagnose(NEURON["dL_dw"], value).passed
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("leaky_dL_dw", 0.0408), ("leaky_dL_db", -0.0408), ("leaky_L", 4.1616), ("leaky_L", 4.16)],
+)
+def test_hand_decimals_pass_against_float32(name: str, value: float) -> None:
+    """0.0408 written by hand passes against PyTorch's float32 0.040799998."""
+    assert DEAD[name].value != value
+    assert diagnose(DEAD[name], value).passed
+
+
+@pytest.mark.parametrize("q", ALL, ids=lambda q: q.name)
+def test_every_reference_passes_itself(q: Quantity) -> None:
+    verdict = diagnose(q, q.value)
+    assert verdict.passed
+    check_shape(verdict, q)
+
+
+def test_bools_match_exactly() -> None:
+    q = MECHANICS["requires_grad_inside_no_grad"]
+    assert diagnose(q, False).passed
+    wrong = diagnose(q, True)
+    assert not wrong.passed and "PyTorch says False" in wrong.message
+    assert diagnose(q, 0).reason == "not_a_bool"
+    assert diagnose(q, 0.0).reason == "not_a_bool"
+    assert diagnose(q, np.bool_(False)).reason == "not_a_number"
+
+
+# --- the diagnoses ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [None, Ellipsis, MISSING])
+def test_unanswered(value: object) -> None:
+    verdict = diagnose(NEURON["dL_dw"], value)
+    assert (verdict.passed, verdict.reason) == (False, "unanswered")
+    assert "`dL_dw` is not answered yet" in verdict.message
+
+
+def test_tensor_is_told_to_write_the_number() -> None:
+    verdict = diagnose(NEURON["dL_dw"], torch.tensor(12.0))
+    assert verdict.reason == "tensor"
+    assert "write the number itself, e.g. `12.0`" in verdict.message
+    w = torch.tensor(3.0, requires_grad=True)
+    (w * 4).backward()
+    assert diagnose(NEURON["dL_dw"], w.grad).reason == "tensor"
+    assert diagnose(NEURON["dL_dw"], torch.nn.Parameter(torch.tensor(12.0))).reason == "tensor"
+    many = diagnose(NEURON["dL_dw"], torch.ones(3))
+    assert many.reason == "tensor" and "one plain number" in many.message
+
+
+class AlwaysEqual:
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __float__(self) -> float:
+        return 12.0
+
+    __hash__ = object.__hash__
+
+
+class SneakyFloat(float):
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = float.__hash__
+
+
+class SneakyInt(int):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        AlwaysEqual(),
+        SneakyFloat(12.0),
+        SneakyFloat(0.0),
+        SneakyInt(12),
+        np.float64(12.0),
+        np.float32(12.0),
+        np.int64(12),
+        np.array(12.0),
+        "12",
+        "12.0",
+        [12.0],
+        (12.0,),
+        {"dL_dw": 12.0},
+        Decimal(12),
+        Fraction(12),
+        complex(12, 0),
+        True,
+        print,
+    ],
+    ids=lambda v: type(v).__name__,
+)
+def test_only_plain_numbers_can_pass(value: object) -> None:
+    verdict = diagnose(NEURON["dL_dw"], value)
+    assert not verdict.passed
+    assert verdict.reason in {"not_a_number", "not_a_bool"}
+    assert len(lines_of(verdict)) == 1
+
+
+def test_subclass_message_says_so() -> None:
+    assert "subclass of float" in diagnose(NEURON["dL_dw"], SneakyFloat(12.0)).message
+    assert "numpy float64" in diagnose(NEURON["dL_dw"], np.float64(12.0)).message
+
+
+def test_a_hostile_repr_does_not_break_the_message() -> None:
+    class Hostile:
+        def __repr__(self) -> str:
+            raise RuntimeError("boom")
+
+    verdict = diagnose(NEURON["dL_dw"], Hostile())
+    assert verdict.reason == "not_a_number" and "Hostile" in verdict.message
+
+    class Long:
+        def __repr__(self) -> str:
+            return "x" * 10_000
+
+    assert len(diagnose(NEURON["dL_dw"], Long()).message) < 200
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_not_finite(value: float) -> None:
+    assert diagnose(NEURON["dL_dw"], value).reason == "not_finite"
+
+
+def test_sign_flipped() -> None:
+    verdict = diagnose(NEURON["dL_dw"], -12.0)
+    assert verdict.reason == "sign"
+    assert verdict.message == (
+        "✗ dL/dw = -12.0, but PyTorch gives 12.0.\n"
+        "  Right size, wrong sign: check the sign of each factor on the way back."
+    )
+
+
+def test_missing_two_of_the_square() -> None:
+    verdict = diagnose(NEURON["dL_da"], 3.0)
+    assert verdict.reason == "half"
+    assert "the 2 of the square" in verdict.message
+
+
+def test_missing_chain_factor() -> None:
+    """Forgetting dh/dw = x, the 5 of z = 5y, the LeakyReLU's 0.01, w2 = 0.5."""
+    cases = [
+        (MECHANICS["x_grad"], 12.0, "5.0"),
+        (MECHANICS["x_grad"], 20.0, "3.0"),
+        (DEAD["leaky_dL_dw"], 4.08, "0.01"),
+        (TRY["dL_da"], 1.0, "0.5"),
+        (Q["06_one_backward_every_parameter"]["dL_dw"], 4.0, "3.0"),
+    ]
+    for q, value, factor in cases:
+        verdict = diagnose(q, value)
+        assert verdict.reason == "chain_factor", (q.name, verdict)
+        assert f"A factor of {factor} is missing" in verdict.message
+
+
+def test_extra_chain_factor() -> None:
+    verdict = diagnose(TRY["dL_dw"], 0.5)
+    assert verdict.reason == "chain_factor"
+    assert "extra factor of 0.5" in verdict.message
+
+
+def test_twice_and_k_times() -> None:
+    double = diagnose(NEURON["dL_dw"], 24.0)
+    assert double.reason == "double" and "2 backward calls" in double.message
+    triple = diagnose(NEURON["dL_dw"], 36.0)
+    assert triple.reason == "multiple"
+    assert "accumulated over 3 backward calls" in triple.message
+
+
+def test_zero_where_the_gate_was_open() -> None:
+    verdict = diagnose(NEURON["dL_dw"], 0.0)
+    assert verdict.reason == "gate_open"
+    assert "Nothing on the way back multiplies by zero" in verdict.message
+    assert diagnose(DEAD["leaky_dL_db"], 0).reason == "gate_open"
+
+
+@pytest.mark.parametrize("name", ["da_dh", "dL_dh", "dL_dw", "dL_db"])
+def test_nonzero_where_the_gate_was_shut(name: str) -> None:
+    verdict = diagnose(DEAD[name], 12.0)
+    assert verdict.reason == "gate_shut"
+    assert "ReLU on this path is closed" in verdict.message
+
+
+def test_too_rounded() -> None:
+    for name, value in [("leaky_dL_dw", 0.041), ("leaky_dL_dw", 0.04), ("leaky_L", 4.2)]:
+        verdict = diagnose(DEAD[name], value)
+        assert verdict.reason == "rounded", (name, value)
+        assert "give at least 3 significant digits" in verdict.message
+
+
+def test_an_integer_slip_is_not_called_rounding() -> None:
+    """leaky_L = 4 is the dead-ReLU loss, a concept slip, not a rounding one."""
+    verdict = diagnose(DEAD["leaky_L"], 4)
+    assert verdict.reason == "mismatch"
+    assert DEAD["leaky_L"].hint in verdict.message
+
+
+def test_plain_mismatch_gives_the_hint() -> None:
+    verdict = diagnose(NEURON["dL_dw"], 11.0)
+    assert verdict == Verdict(
+        False, f"✗ dL/dw = 11.0, but PyTorch gives 12.0.\n  {NEURON['dL_dw'].hint}", "mismatch"
+    )
+
+
+@pytest.mark.parametrize("q", ALL, ids=lambda q: f"{q.name}")
+def test_every_quantity_has_a_one_line_hint(q: Quantity) -> None:
+    assert q.hint and "\n" not in q.hint and len(q.hint) <= 90
+
+
+# --- laws ---------------------------------------------------------------------------------
+
+
+@given(st.sampled_from(NONZERO))
+def test_negated_reference_is_always_sign_flipped(q: Quantity) -> None:
+    verdict = diagnose(q, -float(q.value))
+    assert verdict.reason == "sign"
+    check_shape(verdict, q)
+
+
+@given(st.sampled_from(NUMERIC), st.floats(-9e-4, 9e-4))
+def test_anything_within_tolerance_passes(q: Quantity, relative: float) -> None:
+    assert diagnose(q, float(q.value) * (1 + relative)).passed
+
+
+@given(st.sampled_from(NUMERIC))
+def test_rounding_to_the_digits_asked_for_passes(q: Quantity) -> None:
+    digits = digits_needed(float(q.value))
+    assert diagnose(q, float(f"{float(q.value):.{digits}g}")).passed
+
+
+@given(st.sampled_from(NUMERIC), st.floats(allow_nan=True, allow_infinity=True))
+def test_every_verdict_is_short_and_names_the_quantity(q: Quantity, value: float) -> None:
+    check_shape(diagnose(q, value), q)
+
+
+@given(st.sampled_from(NUMERIC), st.floats(-1e6, 1e6))
+def test_only_values_close_to_pytorch_pass(q: Quantity, value: float) -> None:
+    assert diagnose(q, value).passed == matches(float(q.value), value)
+
+
+@given(st.sampled_from(NUMERIC), st.floats(-1e6, 1e6))
+def test_float_subclasses_never_pass(q: Quantity, value: float) -> None:
+    assert not diagnose(q, SneakyFloat(value)).passed
+    assert not diagnose(q, np.float64(value)).passed
+
+
+@given(st.sampled_from([q for q in NONZERO if q.kind == "gradient"]), st.integers(3, 10))
+def test_whole_multiples_of_a_gradient_are_explained(q: Quantity, k: int) -> None:
+    assert diagnose(q, float(q.value) * k).reason in {"multiple", "chain_factor"}
+
+
+@given(st.floats(1e-6, 1e6))
+def test_significant_digits_counts_what_was_written(value: float) -> None:
+    shown = f"{value:.3g}"
+    assume(float(shown) != 0)
+    assert significant_digits(float(shown)) <= 3
+
+
+def test_format_value() -> None:
+    assert [format_value(v) for v in (12.0, -0.0, 0.040799998, 4.1616001, 12, True)] == [
+        "12.0",
+        "0.0",
+        "0.0408",
+        "4.1616",
+        "12",
+        "True",
+    ]
