@@ -61,17 +61,19 @@ def judge_hand_answer(
     if answer is None:
         return diagnose(q, runtime_value)
     label, status, detail = q.label, answer.status, answer.detail
+    example = "True or False" if q.is_bool else "the arithmetic, e.g. `2 * (5 - 2)`"
     if status == "autograd":
         return Verdict(
             False,
             f"✗ {label}: `{name}` was computed with autograd ({detail}); by hand means by "
-            "hand: write the arithmetic, e.g. `2 * (5 - 2)`.",
+            f"hand: write {example}.",
             "autograd",
         )
     if status == "not_arithmetic":
+        allowed = "Write True or False: your own prediction." if q.is_bool else ALLOWED_FORM
         return Verdict(
             False,
-            f"✗ {label}: `{name}` is not plain arithmetic ({detail}).\n  {ALLOWED_FORM}",
+            f"✗ {label}: `{name}` is not plain arithmetic ({detail}).\n  {allowed}",
             "not_arithmetic",
         )
     if status == "error":

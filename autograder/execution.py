@@ -151,7 +151,7 @@ def build_shell() -> Any:
             RECORDER.add(
                 {
                     "output_type": "execute_result",
-                    "execution_count": self.shell.execution_count,
+                    "execution_count": getattr(self.shell, "execution_count", None),
                     "data": format_dict,
                     "metadata": md_dict or {},
                 }

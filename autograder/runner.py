@@ -224,29 +224,62 @@ def shared_gradebook_engine() -> Iterator[None]:
             engine.dispose()
 
 
-class DropDuplicateGradedCells(NbGraderPreprocessor):  # type: ignore[misc]
-    """Keep the first cell of each grade id; later copies are dropped (and reported).
+def source_flags(db_url: str, course_id: str, assignment: str, notebook_id: str) -> dict[str, Any]:
+    """grade_id -> the nbgrader flags the instructor's source gave that cell."""
+    flags: dict[str, Any] = {}
+    with Gradebook(db_url, course_id) as gb:
+        notebook = gb.find_notebook(notebook_id, assignment)
+        for cell in notebook.source_cells:
+            flags[cell.name] = {"grade": False, "solution": False, "locked": bool(cell.locked)}
+        for cell in notebook.grade_cells:
+            flags.setdefault(cell.name, {"solution": False, "locked": False})
+            flags[cell.name].update(grade=True, points=cell.max_score)
+        for cell in notebook.solution_cells:
+            flags.setdefault(cell.name, {"grade": False, "locked": False})
+            flags[cell.name]["solution"] = True
+    return flags
 
-    nbgrader's DeduplicateIds strips the copies' metadata, which then fails the schema
-    check and loses the whole submission; dropping them grades it as if never copied.
+
+class RepairGradedCells(NbGraderPreprocessor):  # type: ignore[misc]
+    """Undo metadata tampering before nbgrader sees it (the changes are reported).
+
+    Later copies of a graded cell are dropped (nbgrader's DeduplicateIds would strip their
+    metadata and then fail the whole submission), and each known cell gets back the
+    grade/solution/locked/points flags of the instructor's source, so a learner cannot
+    turn a test off or give it 1000 points, and nbgrader's checksum check still passes.
     """
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[Any, Any]:
+        info = resources["nbgrader"]
+        flags = source_flags(
+            info["db_url"],
+            self.coursedir_course_id(),
+            info["assignment"],
+            info["notebook"],
+        )
         seen: set[str] = set()
         kept = []
         for cell in nb.cells:
-            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            meta = cell.metadata.get("nbgrader", {})
+            grade_id = meta.get("grade_id")
             if grade_id and grade_id in seen:
                 continue
             if grade_id:
                 seen.add(grade_id)
+            if grade_id in flags:
+                meta.update(flags[grade_id])
+                if not flags[grade_id].get("grade"):
+                    meta.pop("points", None)
             kept.append(cell)
         nb.cells = kept
         return nb, resources
 
+    def coursedir_course_id(self) -> str:
+        return str(self.config.CourseDirectory.get("course_id", "default_course"))
+
 
 SANITIZERS = [
-    DropDuplicateGradedCells,
+    RepairGradedCells,
     ClearOutput,
     DeduplicateIds,
     OverwriteKernelspec,
@@ -327,7 +360,8 @@ class Grader:
                 f"not in the gradebook: {', '.join(unknown)}. Run `nbgrader generate_assignment` "
                 f"first. Known: {', '.join(sorted(known)) or 'none'}"
             )
-        todo, skipped = [], []
+        todo: list[Submission] = []
+        skipped: list[Outcome] = []
         if not submitted.is_dir():
             return todo, skipped
         for student_dir in sorted(p for p in submitted.iterdir() if p.is_dir()):
@@ -439,6 +473,10 @@ class Grader:
         sources = [prepared.notebook.cells[i].source for i in prepared.code_cells]
         calls = trusted.function_calls(prepared.plan)
         return self.worker().execute(sources, calls)
+
+    def execute_all(self, sub: Submission) -> list[ExecutionResult]:
+        """Run every notebook of a submission (in a pool thread)."""
+        return [self.execute(prepared) for prepared in sub.notebooks]
 
     def judged_cells(self, prepared: PreparedNotebook, result: ExecutionResult) -> list[Any]:
         """Outputs per code cell: executed outputs, failures made explicit, trusted verdicts."""
@@ -555,10 +593,7 @@ class Grader:
                 yield self.fail(sub, [str(error)])
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="grade")
         try:
-            futures = [
-                (sub, pool.submit(lambda s=sub: [self.execute(nb) for nb in s.notebooks]))
-                for sub in ready
-            ]
+            futures = [(sub, pool.submit(self.execute_all, sub)) for sub in ready]
             for sub, future in futures:
                 try:
                     yield self.grade_one(sub, future)

@@ -67,7 +67,7 @@ def package_dirs() -> list[Path]:
     import autograd_lessons
     import autograder
 
-    return [Path(m.__file__).resolve().parent for m in (autograder, autograd_lessons)]
+    return [Path(str(m.__file__)).resolve().parent for m in (autograder, autograd_lessons)]
 
 
 def readable_paths() -> list[Path]:

@@ -77,6 +77,12 @@ def test_bool_hand_answers() -> None:
     assert judge_hand_answer(MECHANICS, "requires_grad_inside_no_grad", answer).passed
 
 
+def test_bool_facts_must_be_predicted() -> None:
+    name = "requires_grad_inside_no_grad"
+    verdict = judge_hand_answer(MECHANICS, name, hand(f"{name} = y.requires_grad", name))
+    assert verdict.reason == "not_arithmetic" and "Write True or False" in verdict.message
+
+
 def test_without_source_the_runtime_value_is_judged() -> None:
     assert judge_hand_answer(NEURON, "dL_dw", None, 12.0).passed
     assert judge_hand_answer(NEURON, "dL_dw", None, torch.tensor(12.0)).reason == "tensor"

@@ -21,8 +21,13 @@ import nbformat
 import pytest
 
 from autograder.runner import Grader
+from autograder.sample_class import (
+    expected_scores,
+    gradebook_scores,
+    make_course,
+    submit_sample_class,
+)
 from autograder.sandbox import Sandbox, SandboxUnavailable, check_sandbox
-from tests.grading_course import expected_scores, gradebook_scores, make_course, submit_sample_class
 
 ASSIGNMENT = "03_a_neuron_by_hand"
 SECRET = "instructor-secret-7f3a"
@@ -70,7 +75,9 @@ def attacks(release: Any, paths: dict[str, str]) -> dict[str, Any]:
         release, "class Yes:\n    def __eq__(self, other): return True", "Yes()"
     )
     a["tensor_subclass"] = fill(
-        release, "import torch\nclass T(torch.Tensor):\n    def __eq__(s, o): return True", "T([1.0])"
+        release,
+        "import torch\nclass T(torch.Tensor):\n    def __eq__(s, o): return True",
+        "T([1.0])",
     )
     a["patch_checker"] = fill(
         release,
@@ -82,10 +89,12 @@ def attacks(release: Any, paths: dict[str, str]) -> dict[str, Any]:
         "import builtins\nbuiltins.isinstance = lambda *a: True\nbuiltins.abs = lambda x: 0",
     )
     a["patch_torch"] = fill(
-        release, "import torch\ntorch.Tensor.backward = lambda *a, **k: None\ntorch.allclose = lambda *a, **k: True"
+        release,
+        "import torch\ntorch.Tensor.backward = lambda *a, **k: None\ntorch.allclose = lambda *a, **k: True",
     )
     a["hide_errors"] = fill(
-        release, "get_ipython()._showtraceback = lambda *a, **k: None\nget_ipython().showtraceback = lambda *a, **k: None"
+        release,
+        "get_ipython()._showtraceback = lambda *a, **k: None\nget_ipython().showtraceback = lambda *a, **k: None",
     )
     a["fake_pass_text"] = fill(release, "print('✓ h = 5.0 matches PyTorch\\nAll tests passed')")
     a["autograd_for_hand"] = fill(
@@ -98,9 +107,12 @@ def attacks(release: Any, paths: dict[str, str]) -> dict[str, Any]:
     a["os_exit"] = fill(release, "import os\nos._exit(0)")
     a["kill_kernel"] = fill(release, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
     a["infinite_loop"] = fill(release, "while True:\n    pass")
-    a["memory_bomb"] = fill(release, "hog = []\nwhile True:\n    hog.append(bytearray(50 * 1024 * 1024))")
+    a["memory_bomb"] = fill(
+        release, "hog = []\nwhile True:\n    hog.append(bytearray(50 * 1024 * 1024))"
+    )
     a["fork_bomb"] = fill(
-        release, "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
+        release,
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass",
     )
     a["output_flood"] = fill(release, "while True:\n    print('x' * 100000)")
     a["steal_files"] = fill(
@@ -113,7 +125,8 @@ def attacks(release: Any, paths: dict[str, str]) -> dict[str, Any]:
     a["write_outside"] = fill(
         release,
         "for p in " + json.dumps([paths["sentinel_file"], paths["gradebook"]]) + ":\n"
-        "    try:\n        open(p, 'w').write('owned')\n    except Exception as e:\n        print(e)",
+        "    try:\n        open(p, 'w').write('owned')\n"
+        "    except Exception as e:\n        print(e)",
     )
     a["tamper_gradebook"] = fill(
         release,
@@ -162,7 +175,9 @@ CORRUPT = {
     "invalid_json": b'{"cells": [',
     "empty_file": b"",
     "binary_garbage": bytes(range(256)) * 64,
-    "nbformat_3": json.dumps({"nbformat": 3, "nbformat_minor": 0, "worksheets": [], "metadata": {}}).encode(),
+    "nbformat_3": json.dumps(
+        {"nbformat": 3, "nbformat_minor": 0, "worksheets": [], "metadata": {}}
+    ).encode(),
 }
 
 
@@ -288,7 +303,8 @@ def test_reasons_are_recorded_for_faults_and_tampering(graded: dict[str, Any]) -
     reasons = {name: " ".join(o.reasons) for name, o in graded["outcomes"].items()}
     assert "timeout" in reasons["infinite_loop"]
     assert "died" in reasons["os_exit"]
-    assert "died" in reasons["kill_kernel"]
+    # The kernel is PID 1 of its own namespace: SIGKILL from inside is ignored, so
+    # kill_kernel simply runs on (and scores 0); os._exit does end it.
     assert "deleted cell" in reasons["delete_tests"]
     assert "appears 2 times" in reasons["duplicate_test"]
     assert "edited locked cell" in reasons["edit_locked_tests"]

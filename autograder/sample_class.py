@@ -1,4 +1,7 @@
-"""Build throwaway nbgrader courses from this repository for the grading tests."""
+"""Throwaway nbgrader courses built from this repository, with the sample class submitted.
+
+Used by `make grade`, the grading tests and the grading benchmark.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from pathlib import Path
 from autograder.release import generate
 
 REPO = Path(__file__).resolve().parent.parent
+COURSE_ID = "backward-course"
 SAMPLE_CLASS = REPO / "instructor" / "sample_class"
 
 
@@ -23,7 +27,9 @@ def make_course(root: Path, assignments: list[str], extra_config: str = "") -> P
     return root
 
 
-def submit_sample_class(course: Path, assignments: list[str], students: list[str] | None = None) -> None:
+def submit_sample_class(
+    course: Path, assignments: list[str], students: list[str] | None = None
+) -> None:
     """Copy the sample class's submissions into `course/submitted/`."""
     for student_dir in sorted(SAMPLE_CLASS.iterdir()):
         if not student_dir.is_dir() or (students and student_dir.name not in students):
@@ -44,7 +50,7 @@ def gradebook_scores(course: Path) -> dict[tuple[str, str], float]:
     from nbgrader.api import Gradebook
 
     scores = {}
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "backward-course") as gb:
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gb:
         for assignment in gb.assignments:
             for submission in assignment.submissions:
                 scores[(submission.student.id, assignment.name)] = float(submission.score)

@@ -1,0 +1,119 @@
+"""`autograder grade` against `nbgrader autograde`: same grades, resumable, regrades alone."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.sample_class import expected_scores, make_course, submit_sample_class
+
+REPO = Path(__file__).resolve().parent.parent
+ASSIGNMENTS = sorted(p.name for p in (REPO / "solutions").iterdir() if p.is_dir())
+BIN = Path(sys.executable).parent
+pytestmark = pytest.mark.nbgrader
+
+
+def run(args: list[str], course: Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(
+        args, cwd=course, env=env, capture_output=True, text=True, check=False, **kwargs
+    )
+
+
+def exported(course: Path) -> list[dict[str, str]]:
+    result = run([str(BIN / "nbgrader"), "export", "--to", str(course / "grades.csv")], course)
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = list(csv.DictReader(io.StringIO((course / "grades.csv").read_text())))
+    return sorted(rows, key=lambda r: (r["assignment"], r["student_id"]))
+
+
+def autograder(course: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return run([str(BIN / "autograder"), "grade", "--quiet", "--seed", "7", *extra], course)
+
+
+@pytest.fixture(scope="module")
+def nbgrader_grades(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, str]]:
+    """The sample class graded by plain `nbgrader autograde` (the reference)."""
+    course = make_course(tmp_path_factory.mktemp("nbgrader") / "course", ASSIGNMENTS)
+    submit_sample_class(course, ASSIGNMENTS)
+    for name in ASSIGNMENTS:
+        result = run([str(BIN / "nbgrader"), "autograde", name], course)
+        assert result.returncode == 0, result.stderr[-3000:]
+    return exported(course)
+
+
+def test_same_grades_csv_as_nbgrader_autograde(
+    nbgrader_grades: list[dict[str, str]], tmp_path: Path
+) -> None:
+    course = make_course(tmp_path / "course", ASSIGNMENTS)
+    submit_sample_class(course, ASSIGNMENTS)
+    result = autograder(course)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert exported(course) == nbgrader_grades
+
+
+def test_sample_class_scores_are_the_expected_ones(nbgrader_grades: list[dict[str, str]]) -> None:
+    expected = expected_scores()
+    got = {(r["student_id"], r["assignment"]): float(r["score"]) for r in nbgrader_grades}
+    assert {k: got.get(k) for k in expected} == expected
+
+
+def test_killed_run_resumes_to_the_same_result(
+    nbgrader_grades: list[dict[str, str]], tmp_path: Path
+) -> None:
+    course = make_course(tmp_path / "course", ASSIGNMENTS)
+    submit_sample_class(course, ASSIGNMENTS)
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    process = subprocess.Popen(
+        [str(BIN / "autograder"), "grade", "--quiet", "--seed", "7"],
+        cwd=course,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    markers = course / ".autograder" / "graded"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and process.poll() is None:
+        if len(list(markers.rglob("*.json"))) >= 5:
+            break
+        time.sleep(0.05)
+    assert process.poll() is None, "the run finished before it could be killed"
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    done_before = len(list(markers.rglob("*.json")))
+    result = autograder(course)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert f"{done_before} skipped as already graded" in result.stdout
+    assert exported(course) == nbgrader_grades
+
+
+def test_resubmission_regrades_only_that_student(tmp_path: Path) -> None:
+    name = "03_a_neuron_by_hand"
+    course = make_course(tmp_path / "course", [name])
+    submit_sample_class(course, [name])
+    first = autograder(course)
+    assert first.returncode == 0, first.stdout + first.stderr[-3000:]
+    students = len(list((course / "submitted").iterdir()))
+    before = {r["student_id"]: r["score"] for r in exported(course)}
+    assert before["ben"] != before["ada"]
+    submitted = course / "submitted" / "ben" / name
+    shutil.rmtree(submitted)
+    shutil.copytree(course / "submitted" / "ada" / name, submitted)
+    again = autograder(course)
+    assert again.returncode == 0, again.stdout + again.stderr[-3000:]
+    assert f"1 graded, 0 failed, {students - 1} skipped as already graded" in again.stdout
+    after = {r["student_id"]: r["score"] for r in exported(course)}
+    assert after["ben"] == before["ada"]
+    assert {k: v for k, v in after.items() if k != "ben"} == {
+        k: v for k, v in before.items() if k != "ben"
+    }
