@@ -20,9 +20,10 @@ $(STAMP): pyproject.toml constraints.txt tools/setup_venv.sh
 	@bash tools/setup_venv.sh $(PYTHON) $(VENV)
 
 lab: $(STAMP)  ## set up everything, then start JupyterLab on the course (prints the URL)
-	@echo "Starting JupyterLab: open the URL printed below, then course/01_what_a_gradient_is.ipynb"
+	@echo "Starting JupyterLab on the course: open the http://127.0.0.1 URL printed below."
 	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --ServerApp.port=$(PORT) \
-	  --ServerApp.ip=127.0.0.1 $(ROOT_FLAG)
+	  --ServerApp.ip=127.0.0.1 $(ROOT_FLAG) \
+	  --ServerApp.default_url=/lab/tree/course/01_what_a_gradient_is.ipynb
 
 test: $(STAMP) system lint typecheck  ## set up everything, then run every check and test
 	$(BIN)/python -m autograder.release --check

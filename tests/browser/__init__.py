@@ -1,0 +1,1 @@
+"""Browser tests: JupyterLab driven by Playwright in Debian's Chromium."""

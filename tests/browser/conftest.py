@@ -1,0 +1,528 @@
+"""Fixtures of the browser tests: one JupyterLab server and one Chromium per session.
+
+The server is started the way `make lab` starts it (the venv's `jupyter lab`, bound to
+127.0.0.1, `--allow-root` as root), but headless, on a free port, with a random token,
+on a temporary COPY of `course/` and `exercises/` (side by side, so the lessons' relative
+links keep working): running cells, saving and validating never touch the repository.
+Jupyter's user directories point into the temporary directory, so the user's own
+settings, workspaces and kernelspecs cannot change what the tests see, and the venv's
+`share/jupyter` comes first on JUPYTER_PATH, so notebooks run in the venv's kernel (the
+one that imports `autograd_lessons` and `autograder`).
+
+Chromium is Debian's (`/usr/bin/chromium`); Playwright never downloads a browser. When
+it is missing the tests skip, except under CI (`CI=true`), where they fail.
+
+`Notebook` drives one notebook tab through the user interface (menus, clicks, keys) and
+reads the DOM; `LabServer` reads and cleans up through the REST API.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect, sync_playwright
+
+REPO = Path(__file__).resolve().parents[2]
+VENV = REPO / ".venv"
+JUPYTER = VENV / "bin" / "jupyter"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = REPO / "artifacts" / "screenshots"
+# Copied into the server's root, side by side, as in the repository.
+SERVED_FOLDERS = ("course", "exercises")
+
+VIEWPORT = {"width": 1280, "height": 800}
+SERVER_START_SECONDS = 90
+DEFAULT_TIMEOUT_MS = 30_000  # any single UI step
+KERNEL_TIMEOUT_MS = 60_000  # a kernel starting (imports torch on first cell)
+RUN_ALL_TIMEOUT_MS = 120_000  # Run All Cells of one notebook
+MAX_SCREENSHOT_HEIGHT = 15_000  # Chromium refuses taller captures (16384 px)
+
+STDERR = "application/vnd.jupyter.stderr"
+ERROR_WORDS = re.compile(r"Traceback|Error")
+
+
+def under_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def screenshot_path(name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS / f"{name}.png"
+
+
+# --- the server ----------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class LabServer:
+    """A running `jupyter lab`: where it is, how to authenticate, what it serves."""
+
+    base_url: str
+    token: str
+    root: Path
+    log: Path
+    process: subprocess.Popen[bytes] = field(repr=False)
+
+    def url(self, path: str) -> str:
+        """Browser URL of a JupyterLab route with the token (`/lab/tree/x.ipynb?reset`)."""
+        sep = "&" if "?" in path else "?"
+        return f"{self.base_url}{path}{sep}token={self.token}"
+
+    def api(self, path: str, method: str = "GET", timeout: float = 10) -> Any:
+        """Call the REST API (`/api/...`); the decoded JSON, or None for an empty body."""
+        request = urllib.request.Request(
+            f"{self.base_url}{path}",
+            method=method,
+            headers={"Authorization": f"token {self.token}"},
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def notebook_json(self, path: str) -> dict[str, Any]:
+        """The notebook as saved on disk by the server (nbformat JSON)."""
+        return json.loads((self.root / path).read_text(encoding="utf-8"))
+
+    def shutdown_sessions(self, path: str | None = None) -> None:
+        """Stop the kernels of `path` (default: all); closing a tab leaves its kernel running."""
+        for session in self.api("/api/sessions"):
+            if path is not None and session.get("path") != path:
+                continue
+            with contextlib.suppress(urllib.error.URLError, TimeoutError):
+                self.api(f"/api/sessions/{session['id']}", method="DELETE", timeout=30)
+
+    def log_tail(self, chars: int = 4000) -> str:
+        return self.log.read_text(errors="replace")[-chars:]
+
+
+def _wait_until_up(server: LabServer) -> None:
+    deadline = time.monotonic() + SERVER_START_SECONDS
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            pytest.fail(
+                f"jupyter lab exited with code {server.process.returncode}:\n{server.log_tail()}"
+            )
+        try:
+            server.api("/api/status", timeout=2)
+            return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.25)
+    pytest.fail(
+        f"jupyter lab did not answer /api/status in {SERVER_START_SECONDS} s:\n{server.log_tail()}"
+    )
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        return
+    process.terminate()  # the server shuts its kernels down on SIGTERM
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def chromium_executable() -> Path:
+    """Debian's Chromium; skip without it (fail under CI, where skipping would hide it)."""
+    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
+        message = "Chromium is not installed: run `make system` or `sudo apt-get install chromium`"
+        if under_ci():
+            pytest.fail(f"{message} (CI=true: browser tests must run, not skip)")
+        pytest.skip(message)
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def lab_server(
+    chromium_executable: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LabServer]:
+    """`jupyter lab` on a temporary copy of course/ and exercises/, stopped at the end."""
+    if not JUPYTER.is_file():
+        pytest.fail(f"{JUPYTER} is missing: run `make lab` or `make test` once to create .venv")
+    base = tmp_path_factory.mktemp("jupyterlab")
+    root = base / "root"
+    for folder in SERVED_FOLDERS:
+        shutil.copytree(
+            REPO / folder, root / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints")
+        )
+    home = base / "home"
+    # No "Would you like to get notified about official Jupyter news?" toast over the
+    # screenshots, and no request to the internet for news or updates.
+    notification = home / "lab-settings" / "@jupyterlab" / "apputils-extension"
+    notification.mkdir(parents=True)
+    (notification / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}), encoding="utf-8"
+    )
+    env = dict(os.environ)
+    env.update(
+        PATH=f"{VENV / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        VIRTUAL_ENV=str(VENV),
+        # the venv's kernelspec first: the kernel must import the course packages
+        JUPYTER_PATH=str(VENV / "share" / "jupyter"),
+        JUPYTER_CONFIG_DIR=str(home / "config"),
+        JUPYTER_DATA_DIR=str(home / "data"),
+        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+        JUPYTERLAB_SETTINGS_DIR=str(home / "lab-settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(home / "lab-workspaces"),
+        IPYTHONDIR=str(home / "ipython"),
+        MPLCONFIGDIR=str(home / "matplotlib"),
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    env.pop("PYTHONPATH", None)
+    # the kernel the server will start for "python3" must be the venv's
+    listed = subprocess.run(
+        [str(JUPYTER), "kernelspec", "list", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    python3 = json.loads(listed.stdout)["kernelspecs"].get("python3", {})
+    resource_dir = Path(python3.get("resource_dir", "/nonexistent"))
+    assert resource_dir.is_relative_to(VENV), f"python3 kernel is not the venv's: {python3}"
+    token = secrets.token_hex(24)
+    port = _free_port()
+    command = [
+        str(JUPYTER),
+        "lab",
+        "--no-browser",
+        f"--ServerApp.root_dir={root}",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.token={token}",
+    ]
+    if os.getuid() == 0:
+        command.append("--allow-root")
+    log = base / "jupyterlab.log"
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(
+            command, cwd=root, env=env, stdout=log_file, stderr=subprocess.STDOUT
+        )
+    server = LabServer(f"http://127.0.0.1:{port}", token, root, log, process)
+    try:
+        _wait_until_up(server)
+        assert "python3" in server.api("/api/kernelspecs")["kernelspecs"]
+        yield server
+    finally:
+        _stop(process)
+
+
+# --- the browser ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_executable: Path) -> Iterator[Browser]:
+    """One Chromium for the whole session (each test gets its own context)."""
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(chromium_executable), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+class Notebook:
+    """One notebook opened in its own browser context, driven through JupyterLab's UI."""
+
+    def __init__(self, server: LabServer, context: BrowserContext, path: str) -> None:
+        self.server = server
+        self.context = context
+        self.path = path
+        self.name = Path(path).stem
+        self.page: Page = context.new_page()
+        self.page.goto(server.url(f"/lab/tree/{path}?reset"))
+        self.panel = self.page.locator(".jp-NotebookPanel").filter(
+            has=self.page.locator(".jp-Notebook")
+        )
+        expect(self.panel).to_have_count(1, timeout=KERNEL_TIMEOUT_MS)
+        expect(self.cells.first).to_be_visible(timeout=KERNEL_TIMEOUT_MS)
+        self.wait_for_kernel_idle(KERNEL_TIMEOUT_MS)
+
+    # --- locating things
+
+    @property
+    def cells(self) -> Locator:
+        return self.panel.locator(".jp-Notebook .jp-Cell")
+
+    @property
+    def code_cells(self) -> Locator:
+        return self.panel.locator(".jp-Notebook .jp-CodeCell")
+
+    def cell(self, index: int) -> Locator:
+        """The `index`-th cell of the notebook (0-based, markdown cells included)."""
+        return self.cells.nth(index)
+
+    def outputs(self, cell: Locator | None = None) -> Locator:
+        return (cell or self.panel).locator(".jp-OutputArea-output")
+
+    # --- kernel and dialogs
+
+    def dismiss_dialogs(self) -> None:
+        """Accept a dialog that may pop up (e.g. "Select Kernel"): it would block the UI."""
+        dialog = self.page.locator(".jp-Dialog")
+        if dialog.count() and dialog.first.is_visible():
+            dialog.first.locator(".jp-Dialog-button.jp-mod-accept").click()
+            expect(dialog).to_have_count(0)
+
+    def wait_for_kernel_idle(self, timeout_ms: int = RUN_ALL_TIMEOUT_MS) -> None:
+        """Until the kernel is connected and idle (toolbar indicator and status bar)."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        indicator = self.panel.locator(".jp-Notebook-ExecutionIndicator")
+        status = self.page.locator(".jp-StatusBar-Widget")
+        while time.monotonic() < deadline:
+            self.dismiss_dialogs()
+            try:
+                expect(indicator).to_have_attribute("data-status", "idle", timeout=1000)
+                expect(status).to_contain_text(
+                    re.compile(r"Python 3 \(ipykernel\) \| Idle"), timeout=1000
+                )
+                return
+            except AssertionError:
+                continue
+        raise AssertionError(
+            f"{self.path}: kernel not idle after {timeout_ms / 1000:.0f} s "
+            f"(indicator {indicator.get_attribute('data-status')!r}, status bar "
+            f"{status.inner_text()!r})\n{self.server.log_tail()}"
+        )
+
+    # --- menus and keys
+
+    def menu(self, top: str, item: str) -> None:
+        """Click a main-menu entry, e.g. `menu("Run", "Run All Cells")`."""
+        self.page.locator("#jp-MainMenu .lm-MenuBar-itemLabel").filter(
+            has_text=re.compile(rf"^{re.escape(top)}$")
+        ).click()
+        entry = self.page.locator(".lm-Menu .lm-Menu-item").filter(
+            has=self.page.locator(
+                ".lm-Menu-itemLabel", has_text=re.compile(rf"^{re.escape(item)}$")
+            )
+        )
+        expect(entry).to_have_count(1)
+        entry.click()
+        self.dismiss_dialogs()
+
+    def select_cell(self, index: int) -> None:
+        """Select a cell in command mode (click its prompt area)."""
+        cell = self.cell(index)
+        cell.scroll_into_view_if_needed()
+        cell.locator(".jp-InputPrompt").click()
+        expect(cell).to_have_class(re.compile(r"\bjp-mod-active\b"))
+
+    def type_into_cell(self, index: int, source: str) -> None:
+        """Replace the text of a code cell by typing, as a learner would."""
+        editor = self.cell(index).locator(".cm-content")
+        editor.scroll_into_view_if_needed()
+        editor.click()
+        self.page.keyboard.press("ControlOrMeta+a")
+        self.page.keyboard.press("Delete")
+        self.page.keyboard.type(source)
+        expect(editor).to_have_text(source)
+
+    def run_selected_and_advance(self) -> None:
+        self.page.keyboard.press("Shift+Enter")
+
+    # --- whole-notebook actions
+
+    def prompts(self) -> list[str]:
+        return [t.strip() for t in self.code_cells.locator(".jp-InputPrompt").all_text_contents()]
+
+    def clear_all_outputs(self) -> None:
+        """Edit > Clear Outputs of All Cells: afterwards every output is this run's."""
+        self.menu("Edit", "Clear Outputs of All Cells")
+        expect(self.outputs()).to_have_count(0)
+
+    def run_all(self, timeout_ms: int = RUN_ALL_TIMEOUT_MS) -> float:
+        """Clear outputs, then Run > Run All Cells; wait until every code cell has run and
+        the kernel is idle. Returns the seconds it took."""
+        self.clear_all_outputs()
+        assert all(p in ("", "[ ]:") for p in self.prompts()), self.prompts()
+        start = time.monotonic()
+        self.menu("Run", "Run All Cells")
+        self.page.wait_for_function(
+            """(selector) => {
+                const prompts = [...document.querySelectorAll(selector)]
+                    .map((e) => e.textContent.trim());
+                return prompts.length > 0 && prompts.every((t) => /^\\[\\d+\\]:$/.test(t));
+            }""",
+            arg=".jp-NotebookPanel .jp-CodeCell .jp-InputPrompt",
+            timeout=timeout_ms,
+            polling=200,
+        )
+        remaining = max(5_000, timeout_ms - int((time.monotonic() - start) * 1000))
+        self.wait_for_kernel_idle(remaining)
+        return time.monotonic() - start
+
+    def save(self) -> None:
+        """File > Save Notebook; wait until the tab is no longer marked dirty."""
+        self.menu("File", "Save Notebook")
+        expect(self.page.locator(".lm-TabBar-tab.jp-mod-current.jp-mod-dirty")).to_have_count(0)
+
+    def error_texts(self) -> list[str]:
+        """Rendered stderr/error outputs that look like errors (warnings pass)."""
+        stderr = self.panel.locator(f'.jp-RenderedText[data-mime-type="{STDERR}"]')
+        return stderr.filter(has_text=ERROR_WORDS).all_text_contents()
+
+    def saved_error_outputs(self) -> list[str]:
+        """nbformat `error` outputs of the notebook as saved by the server."""
+        found = []
+        for number, cell in enumerate(self.server.notebook_json(self.path)["cells"]):
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "error":
+                    found.append(f"cell {number}: {output.get('ename')}: {output.get('evalue')}")
+        return found
+
+    # --- pictures
+
+    def screenshot(self, name: str, whole: bool = True) -> Path:
+        """Screenshot the notebook panel to artifacts/screenshots/<name>.png.
+
+        With `whole`, the viewport is made tall enough for the entire notebook first, so
+        one picture shows every cell, then restored."""
+        path = screenshot_path(name)
+        if not whole:
+            self.panel.screenshot(path=path)
+            return path
+        for _ in range(3):  # heights settle as off-screen cells get laid out
+            height = self.page.evaluate(
+                """() => {
+                    const outer = document.querySelector(
+                        '.jp-NotebookPanel .jp-Notebook > .jp-WindowedPanel-outer');
+                    const cells = outer.querySelectorAll('.jp-Cell');
+                    const last = cells[cells.length - 1];
+                    const content = outer.scrollTop + last.getBoundingClientRect().bottom
+                        - outer.getBoundingClientRect().top;
+                    return Math.ceil(window.innerHeight - outer.clientHeight + content + 40);
+                }"""
+            )
+            height = min(max(height, VIEWPORT["height"]), MAX_SCREENSHOT_HEIGHT)
+            if height == self.page.viewport_size["height"]:
+                break
+            self.page.set_viewport_size({"width": VIEWPORT["width"], "height": height})
+            self.page.locator(".jp-NotebookPanel .jp-WindowedPanel-outer").evaluate(
+                "(outer) => { outer.scrollTop = 0; }"
+            )
+            self.page.wait_for_timeout(300)  # one layout pass: nothing to wait on
+        self.wait_for_images()
+        self.panel.screenshot(path=path)
+        self.page.set_viewport_size(VIEWPORT)
+        return path
+
+    def wait_for_images(self) -> None:
+        """Until every image output has decoded (naturalWidth > 0)."""
+        self.page.wait_for_function(
+            """() => [...document.querySelectorAll('.jp-NotebookPanel .jp-OutputArea-output img')]
+                .every((img) => img.complete && img.naturalWidth > 0)""",
+            timeout=DEFAULT_TIMEOUT_MS,
+        )
+
+    def close(self) -> None:
+        self.context.close()
+
+
+class NotebookOpener:
+    """Opens notebooks, each in a fresh browser context; closes them and their kernels."""
+
+    def __init__(self, server: LabServer, browser: Browser) -> None:
+        self.server = server
+        self.browser = browser
+        self.opened: list[Notebook] = []
+
+    def open(self, path: str) -> Notebook:
+        context = self.browser.new_context(viewport=VIEWPORT, locale="en-US")
+        context.set_default_timeout(DEFAULT_TIMEOUT_MS)
+        try:
+            notebook = Notebook(self.server, context, path)
+        except BaseException:
+            page = context.pages[0] if context.pages else None
+            if page is not None:
+                page.screenshot(path=screenshot_path(f"FAILED-open-{Path(path).stem}"))
+            context.close()
+            raise
+        self.opened.append(notebook)
+        return notebook
+
+    def close(self, notebook: Notebook) -> None:
+        if notebook in self.opened:
+            self.opened.remove(notebook)
+            notebook.close()
+            self.server.shutdown_sessions(notebook.path)
+
+    def close_all(self) -> None:
+        for notebook in list(self.opened):
+            self.close(notebook)
+
+
+@pytest.fixture
+def notebooks(lab_server: LabServer, browser: Browser) -> Iterator[NotebookOpener]:
+    """Open notebooks for one test; they (and their kernels) are closed afterwards."""
+    opener = NotebookOpener(lab_server, browser)
+    try:
+        yield opener
+    finally:
+        opener.close_all()
+
+
+@pytest.fixture(scope="module")
+def module_notebooks(lab_server: LabServer, browser: Browser) -> Iterator[NotebookOpener]:
+    """Notebooks shared by the tests of one module (an executed lesson and its widgets)."""
+    opener = NotebookOpener(lab_server, browser)
+    try:
+        yield opener
+    finally:
+        opener.close_all()
+
+
+# --- a screenshot of every page open when a test fails --------------------------------
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.failed:
+        return
+    for name in ("notebooks", "module_notebooks"):
+        opener = item.funcargs.get(name) if hasattr(item, "funcargs") else None
+        if not isinstance(opener, NotebookOpener):
+            continue
+        for notebook in opener.opened:
+            safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", item.name)
+            # a failed screenshot must not hide the failure itself
+            with contextlib.suppress(Exception):
+                notebook.page.screenshot(path=screenshot_path(f"FAILED-{safe}-{notebook.name}"))

@@ -1,0 +1,237 @@
+"""Grade the sample class with the real nbgrader commands, in throwaway course directories.
+
+`grade_sample_class(workdir)` copies `solutions/` and `nbgrader_config.py` into a temporary
+course (the config sets the course root to its own folder, and every command also gets
+`--CourseDirectory.root=`), then runs, as a learner's teacher would:
+
+    nbgrader generate_assignment "*" --force
+    (instructor/sample_class/ copied to submitted/)
+    nbgrader autograde "*"
+    nbgrader generate_feedback "*"
+    nbgrader export --to=grades.csv
+
+Autograding costs a fresh kernel and an `import torch` per notebook (about 3 s of CPU
+each), so the assignments are split round-robin over `shards` course directories
+(one per core by default) that run side by side, each with its own gradebook: nbgrader's
+SQLite gradebook is not safe for concurrent writers. Their exports are concatenated into
+one `grades.csv` with nbgrader's own columns. `shards=1` is the plain one-course run.
+
+One grading run serves the whole test session. A test module gets it with a fixture
+(the result is cached here, so every module shares the same run):
+
+    from nbgrader_course import GradedCourse, shared_graded_course
+
+    @pytest.fixture(scope="session")
+    def graded_course(tmp_path_factory: pytest.TempPathFactory) -> GradedCourse:
+        return shared_graded_course(tmp_path_factory)
+
+or registers this module as a plugin (`pytest_plugins = ["nbgrader_course"]` in the root
+conftest.py) and uses its `graded_course` fixture directly.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_CLASS = REPO_ROOT / "instructor" / "sample_class"
+EXPECTED_GRADES = SAMPLE_CLASS / "expected_grades.csv"
+VENV_BIN = Path(sys.executable).parent
+COMMAND_TIMEOUT = 900  # seconds; a hung kernel fails the run instead of blocking CI
+
+Key = tuple[str, str]  # (student, assignment)
+
+
+def nbgrader_env() -> dict[str, str]:
+    """The environment for nbgrader: it runs `alembic` and `jupyter` from PATH."""
+    env = dict(os.environ)
+    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def run_nbgrader(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run `nbgrader <args>` in `cwd`; fail with its full log when it exits non-zero."""
+    command = [str(VENV_BIN / "nbgrader"), *args]
+    result = subprocess.run(
+        command,
+        cwd=cwd,
+        env=nbgrader_env(),
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(
+            f"`nbgrader {' '.join(args)}` exited {result.returncode} in {cwd}\n"
+            f"--- stdout\n{result.stdout[-4000:]}\n--- stderr\n{result.stderr[-8000:]}"
+        )
+    return result
+
+
+def assignment_names(source: Path = REPO_ROOT / "solutions") -> list[str]:
+    """Assignments of the nbgrader source folder, in order."""
+    return sorted(p.name for p in source.iterdir() if (p / f"{p.name}.ipynb").is_file())
+
+
+def read_grades(path: Path) -> dict[Key, tuple[float, float]]:
+    """(student, assignment) -> (score, max_score) from nbgrader's grades.csv or ours."""
+    grades: dict[Key, tuple[float, float]] = {}
+    with path.open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            student = row.get("student_id") or row["student"]
+            key = (student, row["assignment"])
+            if key in grades:
+                raise ValueError(f"{path}: {key} appears twice")
+            grades[key] = (float(row["score"]), float(row["max_score"]))
+    return grades
+
+
+def read_expected_grades(path: Path = EXPECTED_GRADES) -> dict[Key, tuple[float, float]]:
+    """The grades the sample class should get, reasoned from its profiles."""
+    return read_grades(path)
+
+
+@dataclass
+class CourseShard:
+    """One temporary nbgrader course holding some of the assignments."""
+
+    root: Path
+    assignments: list[str]
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        start = time.perf_counter()
+        result = run_nbgrader(*args, f"--CourseDirectory.root={self.root}", cwd=self.root)
+        self.timings[args[0]] = self.timings.get(args[0], 0.0) + time.perf_counter() - start
+        return result
+
+
+@dataclass
+class GradedCourse:
+    """The outcome of grading the sample class: where everything landed, and how long it took."""
+
+    shards: list[CourseShard]
+    grades_csv: Path
+    timings: dict[str, float]
+
+    def grades(self) -> dict[Key, tuple[float, float]]:
+        return read_grades(self.grades_csv)
+
+    def shard_of(self, assignment: str) -> CourseShard:
+        for shard in self.shards:
+            if assignment in shard.assignments:
+                return shard
+        raise KeyError(assignment)
+
+    def feedback_html(self, student: str, assignment: str) -> Path:
+        root = self.shard_of(assignment).root
+        return root / "feedback" / student / assignment / f"{assignment}.html"
+
+    def autograded_notebook(self, student: str, assignment: str) -> Path:
+        root = self.shard_of(assignment).root
+        return root / "autograded" / student / assignment / f"{assignment}.ipynb"
+
+
+@dataclass
+class _Plan:
+    shard: CourseShard
+    absent: list[str]  # students with no submission in this shard: added to its gradebook
+
+
+def _prepare_shard(root: Path, assignments: list[str], sample_class: Path) -> _Plan:
+    root.mkdir(parents=True)
+    shutil.copy(REPO_ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    students = sorted(p for p in sample_class.iterdir() if p.is_dir())
+    present: set[str] = set()
+    for name in assignments:
+        shutil.copytree(REPO_ROOT / "solutions" / name, root / "solutions" / name)
+        for student in students:
+            if (student / name).is_dir():
+                shutil.copytree(student / name, root / "submitted" / student.name / name)
+                present.add(student.name)
+    return _Plan(
+        CourseShard(root, assignments), [s.name for s in students if s.name not in present]
+    )
+
+
+def _grade_shard(plan: _Plan) -> Path:
+    shard = plan.shard
+    shard.run("generate_assignment", "*", "--force")
+    if plan.absent:
+        # Export lists the students of the gradebook: one who submitted nothing here
+        # still gets a row (score 0), as in a single course.
+        roster = shard.root / "students.csv"
+        roster.write_text("id\n" + "".join(f"{s}\n" for s in plan.absent))
+        shard.run("db", "student", "import", str(roster))
+    shard.run("autograde", "*")
+    shard.run("generate_feedback", "*")
+    grades = shard.root / "grades.csv"
+    shard.run("export", f"--to={grades}")
+    return grades
+
+
+def _concatenate(parts: list[Path], target: Path) -> None:
+    header: str | None = None
+    rows: list[str] = []
+    for part in parts:
+        lines = part.read_text().splitlines()
+        if header is not None and lines[0] != header:
+            raise ValueError(f"{part}: header {lines[0]!r} differs from {header!r}")
+        header = lines[0]
+        rows += lines[1:]
+    columns = (header or "").split(",")
+    assignment, student = columns.index("assignment"), columns.index("student_id")
+    rows.sort(key=lambda row: (row.split(",")[assignment], row.split(",")[student]))
+    target.write_text("\n".join([header or "", *rows]) + "\n")
+
+
+def grade_sample_class(
+    workdir: Path, sample_class: Path = SAMPLE_CLASS, shards: int | None = None
+) -> GradedCourse:
+    """Grade `sample_class` with nbgrader under `workdir`; see the module docstring."""
+    names = assignment_names()
+    count = max(1, min(shards or os.cpu_count() or 1, len(names)))
+    groups = [names[i::count] for i in range(count)]
+    start = time.perf_counter()
+    plans = [
+        _prepare_shard(workdir / f"course{i}", group, sample_class)
+        for i, group in enumerate(groups)
+    ]
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        parts = list(pool.map(_grade_shard, plans))
+    course_shards = [plan.shard for plan in plans]
+    grades = workdir / "grades.csv"
+    _concatenate(parts, grades)
+    timings = {"total": time.perf_counter() - start}
+    for shard in course_shards:
+        for step, seconds in shard.timings.items():
+            timings[step] = max(timings.get(step, 0.0), seconds)
+    return GradedCourse(course_shards, grades, timings)
+
+
+_CACHE: dict[str, GradedCourse] = {}
+
+
+def shared_graded_course(tmp_path_factory: pytest.TempPathFactory) -> GradedCourse:
+    """The sample class graded once per test session (the first caller pays for it)."""
+    if "course" not in _CACHE:
+        _CACHE["course"] = grade_sample_class(tmp_path_factory.mktemp("nbgrader_course"))
+    return _CACHE["course"]
+
+
+@pytest.fixture(scope="session")
+def graded_course(tmp_path_factory: pytest.TempPathFactory) -> GradedCourse:
+    """The sample class graded by the real nbgrader pipeline, shared by the session."""
+    return shared_graded_course(tmp_path_factory)
