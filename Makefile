@@ -29,6 +29,15 @@ test: $(STAMP) system lint typecheck  ## set up everything, then run every check
 	$(BIN)/python -m autograder.release --check
 	$(BIN)/python -m autograder.hygiene --check course/*.ipynb solutions/*/*.ipynb exercises/*/*.ipynb
 	$(BIN)/pytest tests
+	$(MAKE) --no-print-directory notebooks
+
+unit: $(STAMP)  ## the test suite without the browser tests
+	$(BIN)/pytest tests --ignore=tests/browser
+
+browser: $(STAMP) system  ## the JupyterLab tests in Debian's Chromium
+	$(BIN)/pytest tests/browser -m browser
+
+notebooks: $(STAMP)  ## execute every notebook with nbval (lessons: outputs compared)
 	$(BIN)/pytest -p no:cacheprovider --nbval course --nbval-sanitize-with tests/nbval_sanitize.cfg
 	$(BIN)/pytest -p no:cacheprovider --nbval-lax solutions exercises
 

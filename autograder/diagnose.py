@@ -234,6 +234,8 @@ def _explain(q: Quantity, ref: float, value: float) -> tuple[str, str]:
             f"Nothing on the way back multiplies by zero here: the gradient gets through. {q.hint}"
         )
     if ref != 0 and matches(-ref, value):
+        if q.kind == "forward":
+            return "sign", "Right size, wrong sign: check the signs in the forward computation."
         return "sign", "Right size, wrong sign: check the sign of each factor on the way back."
     ratio = _ratio_problem(q, value)
     if ratio is not None:

@@ -328,3 +328,13 @@ def test_format_value() -> None:
         "12",
         "True",
     ]
+
+
+def test_a_flipped_forward_value_points_at_the_forward_computation() -> None:
+    """A wrong sign on h is a forward mistake, not a backward one."""
+    h = reference_quantities("03_a_neuron_by_hand")["h"]
+    verdict = diagnose(h, -5.0)
+    assert not verdict.passed
+    assert verdict.reason == "sign"
+    assert "forward computation" in verdict.message
+    assert "on the way back" not in verdict.message
