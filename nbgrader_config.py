@@ -33,3 +33,13 @@ c.GenerateFeedback.preprocessors = [
 
 # Learners run notebooks on the CPU; a cell that runs longer than this is a bug.
 c.ExecutePreprocessor.timeout = 120
+
+# `autograder grade` runs each submitted notebook in a sandbox (bubblewrap, namespaces,
+# rlimits). These are the defaults; raise them for heavier assignments.
+c.Sandbox.wall_seconds = 120  # whole notebook, not per cell
+c.Sandbox.cpu_seconds = 120
+c.Sandbox.memory_mb = 2048  # memory a notebook may allocate beyond the preloaded torch
+c.Sandbox.max_processes = 64  # processes and threads
+c.Sandbox.max_output_bytes = 4_000_000  # recorded output per notebook
+c.Sandbox.max_file_mb = 64  # largest file a notebook may write (in its private scratch)
+c.Sandbox.scratch_mb = 256  # size of its private /scratch and /tmp
