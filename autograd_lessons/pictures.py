@@ -97,24 +97,32 @@ class TangentPicture(Picture):
 
 
 class NeuronPicture(Picture):
-    """Left: the activation with the current h marked. Right: the gradients as bars."""
+    """Left: the activation with the current h marked. Right: the gradients as bars.
 
-    H_LIMITS = (-12.5, 12.5)
-    GRAD_LIMIT = 64.0  # |dL/dw| <= 2 * 10 * 3 on the explorer's slider ranges
+    ``h_limit`` is the largest |h| the sliders reach; the activation is drawn a little
+    past it on both sides. Bars are drawn up to ``GRAD_LIMIT`` (where the gradients of
+    the lessons' numbers are easy to compare); a larger gradient fills its half of the
+    axes, hatched, with its value written inside the bar.
+    """
+
+    GRAD_LIMIT = 64.0
     LABELS = ("dL/da", "dL/dh", "dL/dw", "dL/db")
 
-    def __init__(self) -> None:
+    def __init__(self, h_limit: float = 12.0) -> None:
         super().__init__(8.4, 3.2)
+        top = h_limit + 1.5  # room for the marker at the largest h
+        self.h_limits = (-top, top)
         self.figure.subplots_adjust(left=0.07, right=0.98, bottom=0.15, top=0.9, wspace=0.25)
         self.curve_ax, self.bar_ax = self.figure.subplots(1, 2)
         ax = self.curve_ax
-        ax.axvspan(self.H_LIMITS[0], 0, color=GREY, alpha=0.15)
-        ax.text(-6.25, 12.0, "gate shut\n(h ≤ 0)", ha="center", va="top", fontsize=9)
-        ax.text(6.25, 12.0, "gate open\n(h > 0)", ha="center", va="top", fontsize=9)
+        ax.axvspan(self.h_limits[0], 0, color=GREY, alpha=0.15)
+        middle = top / 2
+        ax.text(-middle, 0.96 * top, "gate shut\n(h ≤ 0)", ha="center", va="top", fontsize=9)
+        ax.text(middle, 0.96 * top, "gate open\n(h > 0)", ha="center", va="top", fontsize=9)
         (self.curve,) = ax.plot([], [], color=BLUE, linewidth=2)
         (self.marker,) = ax.plot([], [], "o", color=ORANGE, markersize=9, zorder=4)
         self.h_line = ax.axvline(0, color=ORANGE, linestyle=":", linewidth=1.2)
-        ax.set(xlim=self.H_LIMITS, ylim=(-1.5, 12.5), xlabel="h = w·x + b", ylabel="a")
+        ax.set(xlim=self.h_limits, ylim=(-0.12 * top, top), xlabel="h = w·x + b", ylabel="a")
         self._slope: float | None = None
 
         ax = self.bar_ax
@@ -129,7 +137,7 @@ class NeuronPicture(Picture):
         if negative_slope == self._slope:
             return
         self._slope = negative_slope
-        h = np.linspace(*self.H_LIMITS, 101)
+        h = np.linspace(*self.h_limits, 201)
         self.curve.set_data(h, np.where(h > 0, h, negative_slope * h))
         title = (
             f"a = LeakyReLU(h), slope {format_short(negative_slope)} for h < 0"
@@ -145,13 +153,28 @@ class NeuronPicture(Picture):
         self.marker.set_data([state.h], [state.a])
         self.h_line.set_xdata([state.h, state.h])
         values = (state.dL_da, state.dL_dh, state.dL_dw, state.dL_db)
+        limit = self.GRAD_LIMIT
         for bar, text, value in zip(self.bars, self.bar_texts, values, strict=True):
-            shown = max(-self.GRAD_LIMIT, min(self.GRAD_LIMIT, value))
+            shown = max(-limit, min(limit, value))
+            clipped = shown != value
+            up = shown >= 0
             bar.set_height(shown)
             bar.set_color(GREY if value == 0 else (BLUE if value > 0 else RED))
+            bar.set_hatch("//" if clipped else None)
+            bar.set_hatchcolor("white")
             text.set_text(format_short(value))
-            text.set_y(shown + (1.5 if shown >= 0 else -1.5))
-            text.set_verticalalignment("bottom" if shown >= 0 else "top")
+            text.set_color("white" if clipped else "black")
+            text.set_bbox(
+                {"facecolor": bar.get_facecolor(), "edgecolor": "none", "pad": 1.5}
+                if clipped
+                else None
+            )
+            if clipped:  # inside the end of the bar, which stands for "this or more"
+                text.set_y(shown - 4.0 if up else shown + 4.0)
+                text.set_verticalalignment("top" if up else "bottom")
+            else:
+                text.set_y(shown + (1.5 if up else -1.5))
+                text.set_verticalalignment("bottom" if up else "top")
 
 
 class HistoryPicture(Picture):

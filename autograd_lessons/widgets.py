@@ -57,11 +57,11 @@ def show_picture(output: widgets.Output, picture: Picture, description: str) -> 
     )
 
 
-def _slider(description: str, value: float, low: float, high: float) -> widgets.FloatSlider:
+def _slider(description: str, value: float, limits: tuple[float, float]) -> widgets.FloatSlider:
     return widgets.FloatSlider(
         value=value,
-        min=low,
-        max=high,
+        min=limits[0],
+        max=limits[1],
         step=0.5,
         description=description,
         continuous_update=True,
@@ -88,7 +88,7 @@ class TangentExplorer:
     """Slider for x in [-4, 4]; the tangent of y = x² at x; x, y, slope and direction."""
 
     def __init__(self, x: float = 3.0) -> None:
-        self.slider = _slider("x", x, -4.0, 4.0)
+        self.slider = _slider("x", x, (-4.0, 4.0))
         self.readout = widgets.HTML()
         self.plot = widgets.Output()
         self.picture = TangentPicture()
@@ -122,10 +122,24 @@ def tangent_explorer(x: float = 3.0) -> widgets.Widget:
 # --- lessons 3 and 4: the neuron and its gate ----------------------------------------
 
 
+def _factor(number: float) -> str:
+    """A number as a factor of a worked product: negative ones in brackets, ``(-1.0)``."""
+    text = format_short(number)
+    return f"({text})" if text.startswith("-") else text
+
+
+# Fixed column widths (em) and digits of one width: the columns never shift as numbers
+# change. The first is wide enough for ``dL/dw = -0.020575``, the second for the gate note.
+READOUT_COLUMNS_EM = (10.5, 26.0)
+
+
 def neuron_html(state: NeuronState) -> str:
-    """The read-out table of the neuron explorer (format documented in ``neuron_explorer``)."""
+    """The read-out table of the neuron explorer (format documented in ``neuron_explorer``).
+
+    Negative factors of the worked products are bracketed: ``w·x + b = 3.0·(-1.0) + (-1.0)``.
+    """
     act = f"LeakyReLU({format_short(state.negative_slope)})" if state.negative_slope else "ReLU"
-    f = format_short
+    f, p = format_short, _factor
     gate_note = (
         "h > 0: the gate passes the gradient (da/dh = 1)"
         if state.gate == "open"
@@ -134,14 +148,14 @@ def neuron_html(state: NeuronState) -> str:
         else "h ≤ 0: the gate multiplies the gradient by 0"
     )
     rows = [
-        ("h", f"h = {f(state.h)}", f"w·x + b = {f(state.w)}·{f(state.x)} + ({f(state.b)})"),
+        ("h", f"h = {f(state.h)}", f"w·x + b = {p(state.w)}·{p(state.x)} + {p(state.b)}"),
         ("a", f"a = {f(state.a)}", f"{act}(h)"),
         ("loss", f"L = {f(state.loss)}", f"(a − target)², target = {f(state.target)}"),
         ("gate", f"gate: {state.gate}", gate_note),
         ("dL_da", f"dL/da = {f(state.dL_da)}", "2(a − target)"),
         ("da_dh", f"da/dh = {f(state.da_dh)}", f"local slope of the {act}"),
         ("dL_dh", f"dL/dh = {f(state.dL_dh)}", "dL/da × da/dh"),
-        ("dL_dw", f"dL/dw = {f(state.dL_dw)}", f"dL/dh × x = {f(state.dL_dh)} × {f(state.x)}"),
+        ("dL_dw", f"dL/dw = {f(state.dL_dw)}", f"dL/dh × x = {p(state.dL_dh)} × {p(state.x)}"),
         ("dL_db", f"dL/db = {f(state.dL_db)}", f"dL/dh × 1 = {f(state.dL_dh)}"),
     ]
     cells = []
@@ -154,7 +168,28 @@ def neuron_html(state: NeuronState) -> str:
             f'<tr><td class="neuron-{key}"{style}>{text}</td>'
             f'<td class="neuron-how" style="color: #666; padding-left: 1.5em">{how}</td></tr>'
         )
-    return '<table class="neuron-readout">' + "".join(cells) + "</table>"
+    first, second = READOUT_COLUMNS_EM
+    table_style = (
+        f"table-layout: fixed; width: {first + second}em; border-collapse: collapse; "
+        "white-space: nowrap; font-variant-numeric: tabular-nums"
+    )
+    columns = f'<colgroup><col style="width: {first}em"><col style="width: {second}em"></colgroup>'
+    return f'<table class="neuron-readout" style="{table_style}">{columns}{"".join(cells)}</table>'
+
+
+# Slider ranges (step 0.5). x reaches -1, the dead case of lesson 4; w goes well past
+# its starting 3.0, so "make w bigger and watch dL/dw grow" works.
+X_RANGE = (-3.0, 3.0)
+W_RANGE = (-4.0, 6.0)
+B_RANGE = (-4.0, 4.0)
+
+
+def largest_h(
+    x_range: tuple[float, float], w_range: tuple[float, float], b_range: tuple[float, float]
+) -> float:
+    """The largest |h| = |w·x + b| the sliders can reach (22.0 for the ranges above)."""
+    wx = max(abs(w * x) for w in w_range for x in x_range)
+    return wx + max(abs(b) for b in b_range)
 
 
 class NeuronExplorer:
@@ -170,9 +205,9 @@ class NeuronExplorer:
     ) -> None:
         self.target = target
         self.leak_value = negative_slope or LEAK
-        self.x_slider = _slider("x", x, -3.0, 3.0)
-        self.w_slider = _slider("w", w, -3.0, 3.0)
-        self.b_slider = _slider("b", b, -3.0, 3.0)
+        self.x_slider = _slider("x", x, X_RANGE)
+        self.w_slider = _slider("w", w, W_RANGE)
+        self.b_slider = _slider("b", b, B_RANGE)
         self.leaky = widgets.Checkbox(
             value=negative_slope > 0,
             description=f"LeakyReLU (slope {format_short(self.leak_value)} for h < 0)",
@@ -180,7 +215,7 @@ class NeuronExplorer:
         )
         self.readout = widgets.HTML()
         self.plot = widgets.Output()
-        self.picture = NeuronPicture()
+        self.picture = NeuronPicture(h_limit=largest_h(X_RANGE, W_RANGE, B_RANGE))
         controls = widgets.VBox([self.x_slider, self.w_slider, self.b_slider, self.leaky])
         self.widget = widgets.VBox([widgets.HBox([controls, self.readout]), self.plot])
         self.widget.add_class("neuron-explorer")
@@ -213,7 +248,7 @@ def neuron_explorer(
     target: float = 2.0,
     negative_slope: float = 0.0,
 ) -> widgets.Widget:
-    """Widget: the neuron of lessons 3-4. Move x, w, b (each in [-3, 3], step 0.5).
+    """Widget: the neuron of lessons 3-4. Move x in [-3, 3], w in [-4, 6], b in [-4, 4] (step 0.5).
 
     The table (``table.neuron-readout``) has one row per quantity; the first cell's
     text is exactly ``h = 5.0``, ``a = 5.0``, ``L = 9.0``, ``gate: open`` (or
@@ -221,7 +256,8 @@ def neuron_explorer(
     ``dL/dw = 12.0``, ``dL/db = 6.0``, with classes ``neuron-h``, ``neuron-a``,
     ``neuron-loss``, ``neuron-gate gate gate-open`` (or ``gate-shut``), ``neuron-dL_da``,
     ``neuron-da_dh``, ``neuron-dL_dh``, ``neuron-dL_dw``, ``neuron-dL_db``; the second
-    cell (``neuron-how``) says how it was obtained. At x = -1 the cells read
+    cell (``neuron-how``) says how it was obtained, negative factors bracketed
+    (``w·x + b = 3.0·(-1.0) + (-1.0)``). At x = -1 the cells read
     ``gate: shut``, ``dL/dw = 0.0`` and ``dL/db = 0.0``. A checkbox switches to
     LeakyReLU (``negative_slope``, or 0.01 if that is 0).
     """
@@ -244,20 +280,34 @@ def history_html(demo: AccumulationDemo) -> str:
     )
 
 
+def _compact() -> widgets.Layout:
+    return widgets.Layout(width="auto", margin="2px 12px 2px 0")
+
+
 class AccumulationStepper:
     """Buttons to run ``y = x**2; y.backward()`` again, zero first or not, and reset."""
 
     def __init__(self, x: float = 3.0) -> None:
         self.demo = AccumulationDemo(x)
-        self.step_button = widgets.Button(description="backward again", icon="play")
-        self.zero_box = widgets.Checkbox(
-            value=False, description="zero .grad before each backward", indent=False
+        # Widths "auto" (ipywidgets gives buttons 148 px and a checkbox 300 px by default)
+        # and small right margins: the three controls sit side by side, compactly.
+        self.step_button = widgets.Button(
+            description="backward again", icon="play", layout=_compact()
         )
-        self.reset_button = widgets.Button(description="reset", icon="undo")
+        self.zero_box = widgets.Checkbox(
+            value=False,
+            description="zero .grad before each backward",
+            indent=False,
+            layout=_compact(),
+        )
+        self.reset_button = widgets.Button(description="reset", icon="undo", layout=_compact())
         self.readout = widgets.HTML()
         self.plot = widgets.Output()
         self.picture = HistoryPicture()
-        buttons = widgets.HBox([self.step_button, self.zero_box, self.reset_button])
+        buttons = widgets.HBox(
+            [self.step_button, self.zero_box, self.reset_button],
+            layout=widgets.Layout(align_items="center", flex_flow="row wrap"),
+        )
         self.widget = widgets.VBox([buttons, self.readout, self.plot])
         self.widget.add_class("accumulation-stepper")
         self.step_button.on_click(lambda _button: self.step())

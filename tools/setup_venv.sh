@@ -19,7 +19,6 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 echo "Installing the course stack (pinned in pyproject.toml and constraints.txt) ..."
-"$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --progress-bar off -c constraints.txt -e '.[dev]'
 touch "$venv/.installed"
 echo "Ready: $venv"
