@@ -8,6 +8,7 @@ are the ``AccumulateGrad`` nodes). Gradients are computed with hooks and
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from collections import deque
@@ -18,7 +19,9 @@ from types import FrameType
 import matplotlib.pyplot as plt
 import torch
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 from matplotlib.patches import FancyArrowPatch
 from matplotlib.text import Text
 from torch import Tensor
@@ -301,13 +304,56 @@ def walk_graph(
 
 # --- drawing -----------------------------------------------------------------------
 
-COLUMN_INCHES = 1.9
+# Sizes in inches at 100 dpi, the lessons' figure.dpi. Each column is as wide as its
+# widest box and the gap between columns is fixed, so a long graph stays narrow enough
+# to be shown near its natural size (text shrinks when JupyterLab scales a wide picture
+# down to the width of the output area, about 8 inches on a laptop).
+GAP_INCHES = 0.3  # between the boxes of neighbouring columns: room for an arrow
 ROW_INCHES = 1.05
+MARGIN_INCHES = 0.1
+MIN_WIDTH_INCHES = 6.0
+BOX_FONTSIZE = 9
+BOX_PAD = 0.4  # box padding, in units of the font size
+TITLE_FONTSIZE = 10
 FILL = {"leaf": "#dff3df", "op": "#e1ecf7", "root": "#fde6cf"}
 
 
 def _box_label(node: GraphNode) -> str:
     return f"{node.title}\nvalue = {node.shown(node.value)}\ngrad = {node.shown(node.grad)}"
+
+
+@functools.cache
+def _measuring_renderer() -> RendererAgg:
+    return RendererAgg(1, 1, 72)  # at 72 dpi one pixel is one point
+
+
+def _text_inches(text: str, fontsize: float) -> float:
+    """Width of the widest line of ``text`` in inches, in matplotlib's default font."""
+    renderer = _measuring_renderer()
+    prop = FontProperties(size=fontsize)
+    widths = (
+        renderer.get_text_width_height_descent(line, prop, ismath=False)[0]
+        for line in text.splitlines() or [""]
+    )
+    return float(max(widths)) / 72
+
+
+def _column_centres(
+    labels: Mapping[int, str], where: Mapping[int, tuple[int, float]]
+) -> tuple[dict[int, float], float]:
+    """Centre of each column (inches from the left edge of the leftmost box) and the
+    total width of the boxes with their gaps."""
+    box_width: dict[int, float] = {}
+    for node_id, label in labels.items():
+        col = where[node_id][0]
+        width = _text_inches(label, BOX_FONTSIZE) + 2 * BOX_PAD * BOX_FONTSIZE / 72 + 0.02
+        box_width[col] = max(box_width.get(col, 0.0), width)
+    centres: dict[int, float] = {}
+    left = 0.0
+    for col in sorted(box_width):
+        centres[col] = left + box_width[col] / 2
+        left += box_width[col] + GAP_INCHES
+    return centres, left - GAP_INCHES
 
 
 def _draw_arrows(ax: Axes, nodes: Sequence[GraphNode], boxes: dict[int, Text]) -> None:
@@ -348,15 +394,28 @@ def draw_graph(
     """
     nodes = _walk(root, tape, names, sys._getframe(1))
     where = layout(nodes)
-    columns = max(col for col, _ in where.values()) + 1
+    labels = {node.id: _box_label(node) for node in nodes}
+    centres, content = _column_centres(labels, where)
     rows = [row for _, row in where.values()]
     span = max(rows) - min(rows)
+
+    root_name = nodes[0].name or "the output"
+    subtitle = f"value = forward result; grad = d({root_name})/d(value), from .backward()"
+    if any(node.shown(node.value) == "?" for node in nodes):
+        subtitle += "\nvalue ? = not recorded: run the forward pass inside `with Tape() as tape:`"
+    title = f"Computation graph of {root_name}\n{subtitle}"
+
     own_figure = ax is None
     if ax is None:
-        width = max(6.0, COLUMN_INCHES * columns + 0.3)
+        wanted = max(content, _text_inches(title, TITLE_FONTSIZE), MIN_WIDTH_INCHES)
+        width = wanted + 2 * MARGIN_INCHES
         height = ROW_INCHES * (span + 1) + 0.9
         fig = plt.figure(figsize=(width, height), dpi=100)
-        ax = fig.add_axes((0.01, 0.01, 0.98, 1 - 0.8 / height))
+        ax = fig.add_axes((0.0, 0.01, 1.0, 1 - 0.8 / height))
+        half = width / 2  # one unit of x is one inch, the boxes centred
+        ax.set_xlim(content / 2 - half, content / 2 + half)
+    else:
+        ax.set_xlim(-MARGIN_INCHES, content + MARGIN_INCHES)
     figure = ax.get_figure(root=True)
     assert isinstance(figure, Figure)
 
@@ -365,26 +424,24 @@ def draw_graph(
         col, row = where[node.id]
         kind = "root" if node.id == 0 else ("leaf" if node.is_leaf else "op")
         boxes[node.id] = ax.text(
-            col,
+            centres[col],
             row,
-            _box_label(node),
+            labels[node.id],
             ha="center",
             va="center",
-            fontsize=9,
+            fontsize=BOX_FONTSIZE,
             linespacing=1.4,
             zorder=3,
-            bbox={"boxstyle": "round,pad=0.45", "facecolor": FILL[kind], "edgecolor": "#555555"},
+            bbox={
+                "boxstyle": f"round,pad={BOX_PAD}",
+                "facecolor": FILL[kind],
+                "edgecolor": "#555555",
+            },
         )
     _draw_arrows(ax, nodes, boxes)
-    ax.set_xlim(-0.5, columns - 0.5)
     ax.set_ylim(min(rows) - 0.5, max(rows) + 0.5)
     ax.set_axis_off()
-
-    root_name = nodes[0].name or "the output"
-    subtitle = f"value = forward result; grad = d({root_name})/d(value), from .backward()"
-    if any(node.shown(node.value) == "?" for node in nodes):
-        subtitle += "\nvalue ? = not recorded: run the forward pass inside `with Tape() as tape:`"
-    ax.set_title(f"Computation graph of {root_name}\n{subtitle}", fontsize=10, loc="center", pad=6)
+    ax.set_title(title, fontsize=TITLE_FONTSIZE, loc="center", pad=6)
     if own_figure:
         plt.close(figure)  # shown once, as the cell's result, not again by the inline backend
     return figure

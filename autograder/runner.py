@@ -1,16 +1,19 @@
 """`autograder grade`: grade a class in parallel, resumably, into nbgrader's own gradebook.
 
 For every submission under `submitted/<student>/<assignment>/`:
-1. prepare (grader process): read each notebook defensively and sanitise it with
-   nbgrader's own preprocessors (ClearOutput, DeduplicateIds, OverwriteKernelspec,
-   OverwriteCells, CheckCellMetadata), note any tampering;
+1. prepare (grader process): read each notebook defensively, note any tampering, undo
+   metadata tampering (`RepairGradedCells`) and sanitise it with nbgrader's own
+   preprocessors (ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells,
+   CheckCellMetadata);
 2. execute (parallel, sandboxed workers, see `sandbox` and `execution`);
 3. judge: test cells the grader can verify itself get their outputs from `trusted`;
 4. record (grader process, one at a time): nbgrader's Autograde converter runs with its
-   Execute step replaced by `InjectOutputs`, so nbgrader itself writes `autograded/` and
-   the gradebook exactly as `nbgrader autograde` would.
-Executions are cached under `.autograder/` and a submission is marked graded only after
-nbgrader recorded it, so a killed run resumes where it stopped and counts nothing twice.
+   sanitising pass handed the notebook of step 1 (`UseSanitized`) and its Execute step
+   replaced by `InjectOutputs`, so nbgrader itself writes `autograded/` and the gradebook
+   (LimitOutput, SaveAutoGrades, late penalties) exactly as `nbgrader autograde` would.
+A submission is marked graded in `.autograder/graded/` only after nbgrader recorded it
+(written atomically), so a killed run resumes where it stopped: what was not marked is
+executed and recorded again, and recording again overwrites, so nothing counts twice.
 """
 
 from __future__ import annotations
@@ -288,6 +291,20 @@ SANITIZERS = [
 ]
 
 
+class UseSanitized(NbGraderPreprocessor):  # type: ignore[misc]
+    """nbgrader's sanitising pass, already done: hand over the notebook `prepare` sanitised
+    with the very same preprocessors (`SANITIZERS`), instead of repeating their queries."""
+
+    sanitized: dict[tuple[str, str, str], Any] = {}
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[Any, Any]:
+        info = resources["nbgrader"]
+        key = (info["student"], info["assignment"], info["notebook"])
+        if key not in self.sanitized:
+            raise SubmissionError(f"no sanitised notebook recorded for {'/'.join(key)}")
+        return copy.deepcopy(self.sanitized[key]), resources
+
+
 class InjectOutputs(NbGraderPreprocessor):  # type: ignore[misc]
     """nbgrader's Execute step, replaced: put in the outputs the sandbox produced."""
 
@@ -520,7 +537,7 @@ class Grader:
         config = copy.deepcopy(self.config)
         config.CourseDirectory.assignment_id = sub.assignment
         config.CourseDirectory.student_id = sub.student
-        config.Autograde.sanitize_preprocessors = SANITIZERS
+        config.Autograde.sanitize_preprocessors = [UseSanitized]
         config.Autograde.autograde_preprocessors = [
             InjectOutputs,
             IgnorePattern,
@@ -554,13 +571,16 @@ class Grader:
             }
             key = (sub.student, sub.assignment, prepared.notebook_id)
             InjectOutputs.executed[key] = record
+            UseSanitized.sanitized[key] = prepared.notebook
             if result.status != "ok":
                 sub.notes.append(f"{prepared.notebook_id}: {result.status}: {result.detail}")
         try:
             score, max_score = self.record(sub)
         finally:
             for prepared in sub.notebooks:
-                InjectOutputs.executed.pop((sub.student, sub.assignment, prepared.notebook_id))
+                key = (sub.student, sub.assignment, prepared.notebook_id)
+                InjectOutputs.executed.pop(key)
+                UseSanitized.sanitized.pop(key)
         atomic_write_json(
             self.graded_marker(sub),
             {
