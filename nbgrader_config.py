@@ -18,9 +18,7 @@ c.CourseDirectory.db_url = "sqlite:///" + os.path.join(c.CourseDirectory.root, "
 
 # What an unanswered cell holds in the release: a clear instruction that fails when run.
 c.ClearSolutions.code_stub = {
-    "python": (
-        "# YOUR ANSWER HERE: replace these two lines\nraise NotImplementedError()"
-    )
+    "python": ("# YOUR ANSWER HERE: replace these two lines\nraise NotImplementedError()")
 }
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 

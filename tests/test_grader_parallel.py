@@ -58,6 +58,12 @@ def test_same_grades_csv_as_nbgrader_autograde(
     result = autograder(course)
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     assert exported(course) == nbgrader_grades
+    # nbgrader's own feedback works on what autograder recorded, with the diagnosis in it.
+    name = "03_a_neuron_by_hand"
+    feedback = run([str(BIN / "nbgrader"), "generate_feedback", name], course)
+    assert feedback.returncode == 0, feedback.stderr[-3000:]
+    html = (course / "feedback" / "ben" / name / f"{name}.html").read_text()
+    assert "PyTorch gives" in html
 
 
 def test_sample_class_scores_are_the_expected_ones(nbgrader_grades: list[dict[str, str]]) -> None:

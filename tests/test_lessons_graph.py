@@ -266,6 +266,34 @@ def test_no_text_is_clipped_and_no_boxes_overlap() -> None:
                 assert not one.overlaps(other)
 
 
+OUTPUT_AREA_PX = 800  # JupyterLab's output area at a 1280 px wide window, where images shrink
+
+
+def displayed_label_px(figure: Figure) -> float:
+    """Height in CSS pixels of a box label's font once the browser fits the picture in."""
+    shrink = min(1.0, OUTPUT_AREA_PX / (figure.get_figwidth() * figure.dpi))
+    size = figure.axes[0].texts[0].get_fontsize()
+    return float(size) * figure.dpi / 72 * shrink
+
+
+def test_wide_graphs_keep_readable_labels() -> None:
+    """The neuron's graph (six columns) is only as wide as its boxes need, not 1.9 in a column,
+    so its labels are shown at about the size of lesson 2's (four columns) and never tiny."""
+    x = torch.tensor(3.0, requires_grad=True)
+    with Tape() as tape:
+        z = 2 * x**2 + 1
+    lesson_2 = draw_graph(z, tape)
+    w = torch.tensor(3.0, requires_grad=True)
+    b = torch.tensor(-1.0, requires_grad=True)
+    with Tape() as tape:
+        loss = (torch.relu(w * 2.0 + b) - 2.0) ** 2
+    lesson_3 = draw_graph(loss, tape)
+    assert lesson_3.get_figwidth() > lesson_2.get_figwidth()  # more columns, wider
+    assert lesson_3.get_figwidth() < 9.5  # was 11.7 in at 1.9 in a column
+    assert displayed_label_px(lesson_2) == pytest.approx(12.5)  # 9 pt at 100 dpi, unscaled
+    assert displayed_label_px(lesson_3) >= 10.5  # was 8.5 px
+
+
 def test_drawing_into_given_axes_and_leaving_no_pyplot_figure_open() -> None:
     x = torch.tensor(3.0, requires_grad=True)
     before = plt.get_fignums()

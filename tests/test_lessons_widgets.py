@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +33,7 @@ from autograd_lessons import (
     tangent_explorer,
     tangent_state,
 )
+from autograd_lessons.widgets import neuron_html
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -187,14 +189,10 @@ def test_tangent_explorer_function_returns_a_wired_widget() -> None:
 
 
 def strip_tags(html: str) -> str:
-    import re
-
     return re.sub(r"<[^>]+>", "", html)
 
 
 def cell_texts(html: str) -> list[str]:
-    import re
-
     return re.findall(r'<td class="neuron-[^"]*"[^>]*>([^<]*)</td>', html)
 
 
@@ -241,6 +239,68 @@ def test_neuron_explorer_function_and_all_sliders() -> None:
     explorer.b_slider.value = 0.0  # h = 2 = target: nothing to learn
     assert {"h = 2.0", "L = 0.0", "dL/dw = 0.0"} <= set(cell_texts(explorer.readout.value))
     assert explorer.state.gate == "open"
+
+
+def test_neuron_explorer_lets_w_grow_past_its_start() -> None:
+    """Lesson 3 says "make w bigger and watch dL/dw grow": the w slider has room above 3."""
+    explorer = NeuronExplorer()
+    w, b, x = explorer.w_slider, explorer.b_slider, explorer.x_slider
+    assert (w.min, w.max, w.step, w.value) == (-4.0, 6.0, 0.5, 3.0)
+    assert (b.min, b.max, b.step, b.value) == (-4.0, 4.0, 0.5, -1.0)
+    assert (x.min, x.max, x.step) == (-3.0, 3.0, 0.5)
+    first_png = png_of(explorer.plot)
+    grads = []
+    for value in (3.0, 4.0, 5.0, 6.0):
+        w.value = value
+        grads.append(explorer.state.dL_dw)
+    assert grads == [12.0, 20.0, 28.0, 36.0]
+    assert "dL/dw = 36.0" in cell_texts(explorer.readout.value)
+    # the corners of the ranges: h = ±22 stays on the picture, which never changes size
+    x.value, b.value = 3.0, 4.0
+    assert explorer.state.h == 22.0
+    assert explorer.picture.h_limits[1] > 22.0
+    assert explorer.state.dL_dw == 120.0  # beyond the bar axis: clipped, value still written
+    assert explorer.picture.bar_texts[2].get_text() == "120.0"
+    assert size_of(png_of(explorer.plot)) == size_of(first_png)
+
+
+@pytest.mark.parametrize(
+    ("x", "w", "b", "h_how", "dw_how"),
+    [
+        (2.0, 3.0, -1.0, "w·x + b = 3.0·2.0 + (-1.0)", "dL/dh × x = 6.0 × 2.0"),
+        (-1.0, 3.0, -1.0, "w·x + b = 3.0·(-1.0) + (-1.0)", "dL/dh × x = 0.0 × (-1.0)"),
+        (1.0, -2.0, 1.0, "w·x + b = (-2.0)·1.0 + 1.0", "dL/dh × x = 0.0 × 1.0"),
+        (-2.0, -2.0, 0.5, "w·x + b = (-2.0)·(-2.0) + 0.5", "dL/dh × x = 5.0 × (-2.0)"),
+        (1.0, 1.0, -0.5, "w·x + b = 1.0·1.0 + (-0.5)", "dL/dh × x = (-3.0) × 1.0"),
+    ],
+)
+def test_neuron_readout_brackets_every_negative_factor(
+    x: float, w: float, b: float, h_how: str, dw_how: str
+) -> None:
+    html = neuron_html(neuron_state(x, w, b, 2.0))
+    texts = cell_texts(html)
+    assert h_how in texts and dw_how in texts
+
+
+def test_neuron_readout_columns_have_fixed_widths() -> None:
+    """The columns never move as numbers change: fixed layout, fixed widths, tabular digits."""
+    tables = {
+        neuron_html(neuron_state(x, w, b, 2.0, leak)).split("<tr>")[0]
+        for x, w, b, leak in [(2.0, 3.0, -1.0, 0.0), (-2.5, 5.5, -4.0, 0.01), (3.0, 6.0, 4.0, 0.0)]
+    }
+    (opening,) = tables  # the same table and column definitions whatever the numbers
+    for rule in ("table-layout: fixed", "font-variant-numeric: tabular-nums", "nowrap"):
+        assert rule in opening
+    widths = [float(w) for w in re.findall(r'<col style="width: ([\d.]+)em">', opening)]
+    assert len(widths) == 2
+    assert f"width: {sum(widths)}em" in opening
+
+
+def test_accumulation_controls_are_compact() -> None:
+    stepper = AccumulationStepper()
+    row = stepper.widget.children[0]
+    assert [child.layout.width for child in row.children] == ["auto", "auto", "auto"]
+    assert row.children[1] is stepper.zero_box and not stepper.zero_box.indent
 
 
 def test_accumulation_stepper_buttons_and_checkbox() -> None:
