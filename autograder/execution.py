@@ -36,7 +36,8 @@ from autograder.framing import FrameError, encode_frame, read_frame, write_frame
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND = 0x1, 0x2, 0x4, 0x20, 0x1000
+MS_REC, MS_PRIVATE = 0x4000, 0x40000
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
 
 DEFAULT_LIMITS: dict[str, float] = {
@@ -209,14 +210,46 @@ def set_limits(limits: dict[str, float]) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def needed_paths() -> list[str]:
+    """What the notebook must keep reading: Python, the venv, the course packages."""
+    import autograd_lessons
+    import autograder
+
+    paths = {sys.prefix, sys.base_prefix}
+    paths |= {os.path.dirname(str(m.__file__)) for m in (autograder, autograd_lessons)}
+    return sorted(os.path.realpath(p) for p in paths)
+
+
 def private_mounts(scratch_mb: int) -> bool:
-    """In a fresh mount namespace: private tmpfs on /scratch, /tmp and /dev/shm."""
+    """In a fresh mount namespace: private tmpfs on /scratch, /tmp and /dev/shm.
+
+    Anything Python needs that lives under one of them (a venv in /tmp, say) is carried
+    over onto the fresh tmpfs, read-only.
+    """
     if _libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
         return False
     options = f"size={scratch_mb}m,mode=1777".encode()
-    for target in (b"/scratch", b"/tmp", b"/dev/shm"):
-        if os.path.isdir(target):
-            _libc.mount(b"tmpfs", target, b"tmpfs", MS_NOSUID | MS_NODEV, options)
+    if os.path.isdir("/scratch"):
+        _libc.mount(b"tmpfs", b"/scratch", b"tmpfs", MS_NOSUID | MS_NODEV, options)
+    needed = needed_paths()
+    for target in ("/tmp", "/dev/shm"):
+        if not os.path.isdir(target):
+            continue
+        # Hold each needed directory by a file descriptor, cover the target with a fresh
+        # tmpfs, then bind the held directories back (read-only) through /proc/self/fd.
+        held = [
+            (os.open(p, os.O_PATH | os.O_DIRECTORY), p)
+            for p in needed
+            if p.startswith(target + "/")
+        ]
+        _libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options)
+        for fd, path in held:
+            os.makedirs(path, exist_ok=True)
+            source = f"/proc/self/fd/{fd}".encode()
+            _libc.mount(source, path.encode(), None, MS_BIND | MS_REC, None)
+            flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_REC
+            _libc.mount(None, path.encode(), None, flags, None)
+            os.close(fd)
     return True
 
 

@@ -82,9 +82,10 @@ def bwrap_command(sandbox: Sandbox, python: str) -> list[str]:
     """The bubblewrap command line that starts one execution worker."""
     command = [sandbox.bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
     command += ["--uid", "65534", "--gid", "65534", "--unshare-user"]
+    # Scratch space first: a venv or course under /tmp is then bound on top of it.
+    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/scratch"]
     for path in readable_paths():
         command += ["--ro-bind", str(path), str(path)]
-    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/scratch"]
     command += ["--chdir", "/scratch", "--clearenv"]
     env = {
         "PATH": f"{Path(sys.prefix) / 'bin'}:/usr/bin:/bin",
