@@ -69,3 +69,10 @@ def test_constraints_agree_with_pins() -> None:
             locked[match["name"].lower().replace("_", "-")] = match["version"]
     for name, version in environment_pins().items():
         assert locked.get(name.replace("_", "-")) == version, name
+
+
+def test_readme_launches_binder_on_the_first_lesson() -> None:
+    readme = (REPO / "README.md").read_text()
+    match = re.search(r"\(https://mybinder\.org/v2/gh/[^)]*urlpath=lab/tree/([^)]+)\)", readme)
+    assert match, "README has no Binder launch badge"
+    assert (REPO / match[1]).is_file(), f"the badge opens {match[1]}, which does not exist"
