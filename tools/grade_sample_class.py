@@ -54,14 +54,15 @@ def main() -> int:
             for name in assignments:
                 got = scores.get((student, name))
                 want = expected.get((student, name))
-                mark = "" if got == want else "!"
+                # No submission: nbgrader exports 0 for it, the table shows "-".
+                mark = "" if (got if got is not None else 0.0) == want else "!"
                 mismatches += bool(mark)
                 row += f"{'-' if got is None else f'{got:g}'}{mark}".rjust(8)
                 total += got or 0.0
             print(f"{student:10s}{row}{total:8g}")
         print(
-            "\ncolumns are assignments 01-07; '!' marks a score that differs from "
-            "instructor/sample_class/expected_grades.csv"
+            "\ncolumns are assignments 01-07; '-' is no submission (exported as 0); "
+            "'!' marks a score that differs from instructor/sample_class/expected_grades.csv"
         )
         if args.keep:
             print(f"course kept in {course}: try `nbgrader formgrader` or `nbgrader export` there")
