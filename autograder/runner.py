@@ -28,6 +28,7 @@ import random
 import secrets
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -604,24 +605,32 @@ class Grader:
         if not todo:
             return
         notebooks = self.known_assignments()
-        ready: list[Submission] = []
-        for sub in todo:
-            try:
-                self.prepare(sub, notebooks[sub.assignment])
-                ready.append(sub)
-            except SubmissionError as error:
-                yield self.fail(sub, [str(error)])
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="grade")
+        pending: deque[tuple[Submission, Future[list[ExecutionResult]]]] = deque()
         try:
-            futures = [(sub, pool.submit(self.execute_all, sub)) for sub in ready]
-            for sub, future in futures:
+            # Prepare and hand out one submission at a time, recording finished ones in
+            # order meanwhile, so the workers start at once and never wait for the grader.
+            for sub in todo:
                 try:
-                    yield self.grade_one(sub, future)
-                except Exception as error:  # one bad submission never stops the batch
-                    yield self.fail(sub, [f"{type(error).__name__}: {error}"])
+                    self.prepare(sub, notebooks[sub.assignment])
+                except Exception as error:  # a broken submission fails alone
+                    yield self.fail(sub, [str(error) or type(error).__name__])
+                    continue
+                pending.append((sub, pool.submit(self.execute_all, sub)))
+                while pending and (pending[0][1].done() or len(pending) > 4 * self.jobs):
+                    yield self.record_outcome(*pending.popleft())
+            while pending:
+                yield self.record_outcome(*pending.popleft())
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
             self.close()
+
+    def record_outcome(self, sub: Submission, future: Future[list[ExecutionResult]]) -> Outcome:
+        """Judge and record one submission; any failure is that submission's alone."""
+        try:
+            return self.grade_one(sub, future)
+        except Exception as error:  # one bad submission never stops the batch
+            return self.fail(sub, [f"{type(error).__name__}: {error}"])
 
     def fail(self, sub: Submission, reasons: list[str]) -> Outcome:
         atomic_write_json(

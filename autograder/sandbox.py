@@ -239,12 +239,10 @@ class Worker:
                 result.status = "worker_died"
                 result.detail = "the execution worker stopped responding"
                 return result
-            event = frame.get("event")
-            if event == "cell" and isinstance(frame.get("index"), int):
-                result.cells[frame["index"]] = frame
-            elif event == "call":
-                result.calls.append(frame)
-            elif event == "done":
+            if frame.get("event") == "done":
+                for cell in frame.get("cells", []):
+                    result.cells[int(cell["index"])] = cell
+                result.calls = list(frame.get("calls", []))
                 result.status = str(frame.get("status", "error"))
                 result.detail = str(frame.get("detail", ""))
                 result.elapsed = float(frame.get("elapsed", 0.0))
