@@ -184,7 +184,7 @@ def tampering_notes(submitted: Any, source_cells: dict[str, Any], notebook_id: s
             continue
         if original["locked"] and cell.get("source", "") != original["source"]:
             notes.append(f"{notebook_id}: edited locked cell {grade_id!r} (restored)")
-        for key in ("grade", "solution", "locked", "points"):
+        for key in FLAG_KEYS:
             if key in original and meta.get(key) != original[key]:
                 notes.append(f"{notebook_id}: changed nbgrader metadata {key!r} of {grade_id!r}")
                 break
@@ -228,20 +228,28 @@ def shared_gradebook_engine() -> Iterator[None]:
             engine.dispose()
 
 
-def source_flags(db_url: str, course_id: str, assignment: str, notebook_id: str) -> dict[str, Any]:
-    """grade_id -> the nbgrader flags the instructor's source gave that cell."""
-    flags: dict[str, Any] = {}
+FLAG_KEYS = ("grade", "solution", "locked", "points")
+
+
+def source_cells(db_url: str, course_id: str, assignment: str, notebook_id: str) -> dict[str, Any]:
+    """grade_id -> the instructor's source and nbgrader flags for that cell."""
+    cells: dict[str, Any] = {}
     with Gradebook(db_url, course_id) as gb:
         notebook = gb.find_notebook(notebook_id, assignment)
         for cell in notebook.source_cells:
-            flags[cell.name] = {"grade": False, "solution": False, "locked": bool(cell.locked)}
+            cells[cell.name] = {
+                "source": cell.source,
+                "grade": False,
+                "solution": False,
+                "locked": bool(cell.locked),
+            }
         for cell in notebook.grade_cells:
-            flags.setdefault(cell.name, {"solution": False, "locked": False})
-            flags[cell.name].update(grade=True, points=cell.max_score)
+            cells.setdefault(cell.name, {"source": None, "solution": False, "locked": False})
+            cells[cell.name].update(grade=True, points=cell.max_score)
         for cell in notebook.solution_cells:
-            flags.setdefault(cell.name, {"grade": False, "locked": False})
-            flags[cell.name]["solution"] = True
-    return flags
+            cells.setdefault(cell.name, {"source": None, "grade": False, "locked": False})
+            cells[cell.name]["solution"] = True
+    return cells
 
 
 class RepairGradedCells(NbGraderPreprocessor):  # type: ignore[misc]
@@ -255,7 +263,7 @@ class RepairGradedCells(NbGraderPreprocessor):  # type: ignore[misc]
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[Any, Any]:
         info = resources["nbgrader"]
-        flags = source_flags(
+        flags = source_cells(
             info["db_url"],
             self.coursedir_course_id(),
             info["assignment"],
@@ -271,7 +279,7 @@ class RepairGradedCells(NbGraderPreprocessor):  # type: ignore[misc]
             if grade_id:
                 seen.add(grade_id)
             if grade_id in flags:
-                meta.update(flags[grade_id])
+                meta.update({k: v for k, v in flags[grade_id].items() if k in FLAG_KEYS})
                 if not flags[grade_id].get("grade"):
                     meta.pop("points", None)
             kept.append(cell)
@@ -423,19 +431,9 @@ class Grader:
     # -------------------------------------------------------------- stages
 
     def source_cells(self, assignment: str, notebook_id: str) -> dict[str, Any]:
-        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-            notebook = gb.find_notebook(notebook_id, assignment)
-            cells: dict[str, Any] = {}
-            for cell in notebook.source_cells:
-                cells[cell.name] = {"source": cell.source, "locked": cell.locked}
-                cells[cell.name].update(grade=False, solution=False)
-            for cell in notebook.grade_cells:
-                cells.setdefault(cell.name, {"source": None, "locked": False})
-                cells[cell.name].update(grade=True, points=cell.max_score)
-            for cell in notebook.solution_cells:
-                cells.setdefault(cell.name, {"source": None, "locked": False})
-                cells[cell.name]["solution"] = True
-            return cells
+        """The instructor's version of each graded or locked cell."""
+        db_url, course_id = self.coursedir.db_url, self.coursedir.course_id
+        return source_cells(db_url, course_id, assignment, notebook_id)
 
     def sanitize(self, notebook: Any, sub: Submission, notebook_id: str) -> Any:
         """nbgrader's own sanitising preprocessors (after dropping duplicated graded cells)."""
