@@ -366,6 +366,7 @@ class Grader:
         self.log = log or logging.getLogger("autograder")
         self._local = threading.local()
         self._workers: list[Worker] = []
+        self._discovered: tuple[list[Submission], list[Outcome]] | None = None
         self._workers_lock = threading.Lock()
 
     # -------------------------------------------------------------- discovery
@@ -598,7 +599,8 @@ class Grader:
             yield from self._run()
 
     def _run(self) -> Iterator[Outcome]:
-        todo, skipped = self.discover()
+        todo, skipped = self._discovered or self.discover()
+        self._discovered = None
         yield from skipped
         if not todo:
             return
@@ -644,6 +646,8 @@ class Grader:
             self._workers.clear()
 
     def total(self) -> int:
-        """How many submissions `run` will yield (for the progress bar)."""
-        todo, skipped = self.discover()
+        """How many submissions `run` will yield (for the progress bar); the next `run`
+        reuses this discovery instead of hashing every submission again."""
+        self._discovered = self.discover()
+        todo, skipped = self._discovered
         return len(todo) + len(skipped)
