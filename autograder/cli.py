@@ -68,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
 def grade(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from autograder.runner import Grader, SubmissionError, load_config
+    from autograder.runner import Grader, load_config
+    from autograder.submissions import SubmissionError
 
     course = args.course_dir.resolve()
     if not course.is_dir():

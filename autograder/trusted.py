@@ -86,6 +86,68 @@ def plan(cells: list[Any], rng: random.Random) -> TrustedPlan:
     return result
 
 
+def instructor_plan(
+    source_cells: dict[str, dict[str, Any]], cells: list[Any], rng: random.Random
+) -> TrustedPlan:
+    """The plan from the instructor's cells in the gradebook, never from the submission.
+
+    `source_cells` maps grade_id -> the instructor's source and nbgrader flags (see
+    `runner.source_cells`); the exercise is named in one of its locked cells, and its
+    test cells that check through the grader are found by their instructor source, then
+    located in the submitted `cells` by grade_id. A test cell missing from the
+    submission loses its points; nothing the submission adds or removes changes which
+    cells are judged here, or against what.
+    """
+    exercise = None
+    for info in source_cells.values():
+        if exercise is None and info.get("locked") and isinstance(info.get("source"), str):
+            exercise = _exercise_in(info["source"])
+    result = TrustedPlan(exercise=exercise)
+    if exercise is None:
+        return result
+    tasks = FUNCTION_TASKS.get(exercise, {})
+    where = {
+        cell.metadata.get("nbgrader", {}).get("grade_id"): index
+        for index, cell in reversed(list(enumerate(cells)))
+        if cell.cell_type == "code"
+    }
+    for grade_id, info in source_cells.items():
+        source = info.get("source")
+        if not info.get("grade") or info.get("solution") or not isinstance(source, str):
+            continue
+        index = where.get(grade_id)
+        for call in _calls(source):
+            func, args = call.func, _string_args(call)
+            if not isinstance(func, ast.Attribute) or not args or index is None:
+                continue
+            if func.attr == "check":
+                result.hand_checks.setdefault(index, []).extend(args)
+            elif func.attr == "check_function" and len(args) == 1 and args[0] in tasks:
+                result.function_checks[index] = args[0]
+                result.cases.setdefault(args[0], tasks[args[0]].make_cases(rng))
+    return result
+
+
+def _exercise_in(source: str) -> str | None:
+    for call in _calls(source):
+        if isinstance(call.func, ast.Name) and call.func.id == "Exercise":
+            args = _string_args(call)
+            if args and len(args) == 1 and args[0] in EXERCISES:
+                return args[0]
+    return None
+
+
+def givens_for(exercise: str | None, student: str) -> dict[str, float]:
+    """The learner's given values, computed outside the sandbox ({} before `spec` exists)."""
+    if exercise is None:
+        return {}
+    try:
+        from autograder.spec import learner_givens  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return {}
+    return {str(k): float(v) for k, v in learner_givens(exercise, student).items()}
+
+
 def function_calls(trusted: TrustedPlan) -> list[dict[str, Any]]:
     """The calls the sandboxed worker makes after running the cells."""
     return [{"function": name, "cases": cases} for name, cases in trusted.cases.items()]
