@@ -17,6 +17,14 @@ from traitlets.config import Configurable
 from autograder.byhand import SALVAGE_PARSES
 
 
+def source_length(cell: dict[str, Any]) -> int:
+    """Characters of a cell's source as stored (a string, or a list of lines)."""
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        return sum(len(line) for line in source if isinstance(line, str))
+    return len(source) if isinstance(source, str) else 0
+
+
 class BudgetExceeded(Exception):
     """A submission asks more of the grader than its budgets allow; the text says which."""
 
@@ -45,7 +53,7 @@ class Budgets(Configurable):  # type: ignore[misc]
                 f"{name} has {len(cells)} cells, over the budget of {self.max_cells} "
                 "(c.Budgets.max_cells)"
             )
-        chars = sum(len(c.get("source", "")) for c in cells if isinstance(c.get("source"), str))
+        chars = sum(map(source_length, cells))
         if chars > self.max_source_chars:
             raise BudgetExceeded(
                 f"{name} holds {chars} characters of cells, over the budget of "

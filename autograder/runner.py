@@ -371,6 +371,7 @@ class Grader:
         self._workers: list[Worker] = []
         self._discovered: tuple[list[Submission], list[Outcome]] | None = None
         self._workers_lock = threading.Lock()
+        self.stop_requested = threading.Event()  # set on Ctrl-C: finish the current record
 
     # -------------------------------------------------------------- discovery
 
@@ -392,6 +393,13 @@ class Grader:
             )
         todo: list[Submission] = []
         skipped: list[Outcome] = []
+        present = sorted(p.name for p in submitted.iterdir()) if submitted.is_dir() else []
+        absent = [s for s in self.students or [] if s not in present]
+        if absent:
+            raise SubmissionError(
+                f"no submission from {', '.join(map(repr, absent))} in {submitted}"
+                + (f" (students there: {', '.join(present[:20])})" if present else " (empty)")
+            )
         if not submitted.is_dir():
             return todo, skipped
         for student_dir in sorted(submitted.iterdir()):
@@ -491,8 +499,13 @@ class Grader:
             plan = trusted.instructor_plan(instructor, notebook.cells, self.rng)
             givens = trusted.givens_for(plan.exercise, sub.student)
             sub.notebooks.append(PreparedNotebook(notebook_id, notebook, plan, code, givens))
-        if not sub.notebooks and not any("was not submitted" in n for n in sub.notes):
-            raise SubmissionError("no notebook of the assignment was found")
+        if not sub.notebooks:
+            found = ", ".join(sorted(p.name for p in present.values())) or "no notebook"
+            expected = ", ".join(f"{n}.ipynb" for n in notebook_ids)
+            raise SubmissionError(
+                f"none of the assignment's notebooks was submitted: expected {expected}, "
+                f"found {found} (rename the notebook and run again)"
+            )
 
     def worker(self) -> Worker:
         worker: Worker | None = getattr(self._local, "worker", None)
@@ -644,6 +657,8 @@ class Grader:
             # Prepare and hand out one submission at a time, recording finished ones in
             # order meanwhile, so the workers start at once and never wait for the grader.
             for sub in todo:
+                if self.stop_requested.is_set():
+                    break
                 try:
                     self.prepare(sub, notebooks[sub.assignment])
                 except Exception as error:  # a broken submission fails alone
@@ -651,10 +666,14 @@ class Grader:
                     continue
                 pending.append((sub, pool.submit(self.execute_all, sub)))
                 while pending and (pending[0][1].done() or len(pending) > 4 * self.jobs):
+                    if self.stop_requested.is_set():
+                        break
                     yield self.record_outcome(*pending.popleft())
-            while pending:
+            while pending and not self.stop_requested.is_set():
                 yield self.record_outcome(*pending.popleft())
         finally:
+            if self.stop_requested.is_set():
+                self.close(now=True)  # running notebooks end now; nothing unrecorded is marked
             pool.shutdown(wait=True, cancel_futures=True)
             self.close()
 
@@ -672,10 +691,10 @@ class Grader:
         )
         return Outcome(sub, "failed", reasons + sub.notes)
 
-    def close(self) -> None:
+    def close(self, now: bool = False) -> None:
         with self._workers_lock:
             for worker in self._workers:
-                worker.stop()
+                worker.stop(now)
             self._workers.clear()
 
     def total(self) -> int:

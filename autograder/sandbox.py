@@ -85,9 +85,10 @@ class Sandbox(Configurable):  # type: ignore[misc]
     ).tag(config=True)
     cgroup_parent = Unicode(
         "",
-        help="cgroup (v1) under which per-notebook groups are made, relative to each "
-        "controller's mount, e.g. 'autograder-grader' delegated to the grading user. "
-        "Default: the grader's own cgroup.",
+        help="cgroup (v1) under which per-notebook groups are made: '/autograder-grader' is "
+        "that path under each controller's mount (e.g. delegated to the grading user); a "
+        "relative path is under the grader's own cgroup of each controller. Default: the "
+        "grader's own cgroup.",
     ).tag(config=True)
     require_cgroups = Bool(
         True,
@@ -230,8 +231,10 @@ def cgroup_bases(sandbox: Sandbox) -> dict[str, Path]:
     bases = {}
     for controller in CONTROLLERS:
         mount = CGROUP_ROOT / controller
-        relative = sandbox.cgroup_parent.strip("/") or own_cgroup(controller).strip("/")
-        bases[controller] = mount / relative if relative else mount
+        parent = sandbox.cgroup_parent
+        if not parent.startswith("/"):
+            parent = f"{own_cgroup(controller)}/{parent}"
+        bases[controller] = mount / parent.strip("/")
     return bases
 
 
@@ -259,7 +262,7 @@ def check_cgroups(sandbox: Sandbox, identity: Identity) -> dict[str, Path]:
             + ". An administrator can delegate a subtree, e.g. `for c in memory pids cpu; "
             f"do sudo mkdir -p /sys/fs/cgroup/$c/{delegate} && sudo chown -R {user} "
             f"/sys/fs/cgroup/$c/{delegate}; done` and set c.Sandbox.cgroup_parent = "
-            f"{delegate!r}; or opt out with c.Sandbox.require_cgroups = False "
+            f"'/{delegate}'; or opt out with c.Sandbox.require_cgroups = False "
             "(per-process limits only)."
         )
     return bases
@@ -416,6 +419,7 @@ class Worker:
                     stderr=stderr,
                     env=env,
                     cwd="/",
+                    start_new_session=True,  # Ctrl-C reaches the grader, which stops them
                 )
         except OSError as error:
             raise SandboxUnavailable(f"cannot start the execution worker: {error}") from None
@@ -491,10 +495,12 @@ class Worker:
                     self.stop()  # set-up failed: start afresh for the next notebook
                 return result
 
-    def stop(self) -> None:
-        """Stop the worker (it is restarted by the next execute)."""
+    def stop(self, now: bool = False) -> None:
+        """Stop the worker (it is restarted by the next execute); `now`: kill it at once."""
         if self.process is not None:
             try:
+                if now:
+                    self.process.kill()
                 if self.process.stdin:
                     self.process.stdin.close()
                 self.process.wait(timeout=5)
