@@ -502,10 +502,7 @@ def preload() -> Any:
     torch.set_num_interop_threads(1)
     try:
         import autograder.check  # noqa: F401  (the checker every exercise imports)
-        from autograder.references import EXERCISES, reference_quantities
-
-        for name in EXERCISES:  # computed once here, inherited by every child
-            reference_quantities(name)
+        import autograder.spec_engine  # noqa: F401  (references are per learner now)
     except ImportError:
         pass
 
