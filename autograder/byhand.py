@@ -401,7 +401,9 @@ class _Reader:
             return False
         args = [a.value if isinstance(a, ast.Constant) else None for a in call.args]
         target = stmt.targets[0]
-        names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", [])
+        names: list[ast.expr] = [target]
+        if isinstance(target, ast.Tuple | ast.List):
+            names = list(target.elts)
         if not args or len(names) != len(args) or not all(isinstance(n, ast.Name) for n in names):
             return False
         for node, arg in zip(names, args, strict=True):

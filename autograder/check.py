@@ -41,8 +41,9 @@ def judge_hand_answer(
     exercise: str,
     name: str,
     answer: HandAnswer | None,
-    givens: Mapping[str, float],
     runtime_value: object = MISSING,
+    *,
+    givens: Mapping[str, float],
     answers: Mapping[str, object] | None = None,
 ) -> Verdict:
     """Verdict on one hand answer for the learner whose numbers are `givens`."""
