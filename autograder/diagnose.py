@@ -13,7 +13,8 @@ mistake that produces it exactly. The order of the tests:
 5. a missing (or doubled) local slope, named by its node;
 6. the forward value given where a gradient was asked;
 7. the sign;
-8. multiples from accumulation, only in exercises that call backward() repeatedly;
+8. multiples from accumulation, only in parts whose gradient comes from repeated
+   backward() calls (checked before 4, since there it is the mistake to expect);
 9. rounded too early.
 Type problems (a tensor, a string, nothing yet) are reported before any of them.
 Every message shows the learner's value and PyTorch's.
@@ -45,8 +46,9 @@ Answers = Mapping[str, object]
 
 REL_TOL: Final = 1e-3
 ABS_TOL: Final = 1e-6
-MAX_MULTIPLE: Final = 10
-"""Largest k for the "accumulated over k backward calls" diagnosis."""
+MAX_MULTIPLE: Final = 4
+"""Largest k for the "accumulated over k backward calls" diagnosis (the exercises make up
+to three calls; one more is the forgotten zero_())."""
 
 
 @dataclass(frozen=True)
@@ -250,6 +252,35 @@ def upstream_names(spec: ExerciseSpec, part: Part) -> list[str]:
     return [n for n in before if n in names]
 
 
+def related_givens(spec: ExerciseSpec, part: Part) -> list[str]:
+    """The givens the part's model answer is computed from (through earlier answers)."""
+    import ast
+
+    assigned: dict[str, Part] = {}
+    for p in spec.parts:
+        if p.kind == "function":
+            continue
+        for node in ast.walk(ast.parse(p.code)):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                assigned.setdefault(node.id, p)
+    found: list[str] = []
+    seen: set[str] = set()
+    stack = [part]
+    while stack:
+        current = stack.pop()
+        if current.name in seen:
+            continue
+        seen.add(current.name)
+        for node in ast.walk(ast.parse(current.code)):
+            if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
+                continue
+            if node.id in spec.given_names and node.id not in found:
+                found.append(node.id)
+            elif node.id in assigned:
+                stack.append(assigned[node.id])
+    return found
+
+
 def _follow_on(q: Quantity, value: float, answers: Answers) -> str | None:
     spec, part = q.spec, q.part
     if spec is None or part is None:
@@ -297,9 +328,10 @@ def _givens_problem(q: Quantity, ref: float, value: float) -> tuple[str, str] | 
             return "given_missing", (
                 f"The factor {name} = {format_value(g)} is missing from the chain. {q.hint}"
             )
-    for other, h in givens.items():
-        if matches(ref * h, value):
-            return "given_extra", (f"One factor {other} = {format_value(h)} too many. {q.hint}")
+    for other in related_givens(spec, part):
+        extra = givens.get(other)
+        if extra is not None and matches(ref * extra, value):
+            return "given_extra", (f"One factor {other} = {format_value(extra)} too many. {q.hint}")
     return None
 
 
@@ -328,6 +360,19 @@ def _slope_problem(q: Quantity, ref: float, value: float) -> tuple[str, str] | N
     return None
 
 
+def _accumulation_problem(q: Quantity, ref: float, value: float) -> tuple[str, str] | None:
+    """Whole multiples, in a part whose gradient comes from repeated backward() calls."""
+    if q.spec is None or q.name not in q.spec.repeated_backward or ref == 0:
+        return None
+    for k in range(2, MAX_MULTIPLE + 1):
+        if matches(ref * k, value):
+            return "accumulation", (
+                f"{k} × PyTorch's value: gradients accumulated over {k} backward calls? "
+                "Zero .grad before each backward()."
+            )
+    return None
+
+
 def _forward_problem(q: Quantity, value: float) -> tuple[str, str] | None:
     part = q.part
     if part is None or q.kind not in ("gradient", "local_slope"):
@@ -345,7 +390,7 @@ def _forward_problem(q: Quantity, value: float) -> tuple[str, str] | None:
 def explain(q: Quantity, value: float, answers: Answers) -> tuple[str, str]:
     """(reason, explanation) for a wrong number, in the order of this module's docstring."""
     ref = float(q.value)
-    part, spec = q.part, q.spec
+    part = q.part
     if part is not None:
         for reason, expression, why in part.mistakes:
             wrong = _evaluate(expression, q.values)
@@ -364,6 +409,7 @@ def explain(q: Quantity, value: float, answers: Answers) -> tuple[str, str]:
             f"Nothing on the way back multiplies by zero here: the gradient gets through. {q.hint}"
         )
     for problem in (
+        _accumulation_problem(q, ref, value),
         _givens_problem(q, ref, value),
         _slope_problem(q, ref, value),
         _forward_problem(q, value),
@@ -373,13 +419,6 @@ def explain(q: Quantity, value: float, answers: Answers) -> tuple[str, str]:
     if ref != 0 and matches(-ref, value):
         where = "forward computation" if q.kind == "forward" else "factor on the way back"
         return "sign", f"Right size, wrong sign: check the sign of each {where}."
-    if spec is not None and spec.repeated_backward and q.kind == "gradient" and ref != 0:
-        for k in range(2, MAX_MULTIPLE + 1):
-            if matches(ref * k, value):
-                return "accumulation", (
-                    f"{k} × PyTorch's value: gradients accumulated over {k} backward calls? "
-                    "Zero .grad before each backward()."
-                )
     digits = _too_rounded(ref, value)
     if digits is not None:
         return "rounded", f"Close, but rounded too much: give at least {digits} significant digits."

@@ -139,8 +139,9 @@ class ExerciseSpec:
     """(what must hold, test on the drawn givens)."""
     constants: Mapping[str, float] = field(default_factory=dict)
     """Fixed numbers the learner also gets (not drawn), e.g. {}."""
-    repeated_backward: bool = False
-    """True when the exercise calls backward() more than once (accumulation can be blamed)."""
+    repeated_backward: tuple[str, ...] = ()
+    """Parts whose gradient comes from repeated backward() calls: only there is
+    accumulation blamed."""
     written: tuple[tuple[str, int], ...] = ()
     """Answers in words, read by the teacher: (grade id, points)."""
     lesson: str = ""
@@ -180,13 +181,23 @@ class ExerciseSpec:
 
 
 def pairwise_different(*names: str) -> tuple[str, Callable[[Mapping[str, float]], bool]]:
-    """Constraint: the named givens differ in size, so a misplaced one can be told apart."""
+    """Constraint: the named givens can be told apart in any product: they differ in size,
+    none is twice another (the 2 of a square), no two multiply to 1, and none is the
+    product of two others."""
 
     def test(g: Mapping[str, float]) -> bool:
         sizes = [abs(g[n]) for n in names]
-        return len(set(sizes)) == len(sizes)
+        if len(set(sizes)) != len(sizes) or any(2 * a in sizes for a in sizes):
+            return False
+        for i, a in enumerate(sizes):
+            for j, b in enumerate(sizes):
+                if i < j and abs(a * b - 1) < 1e-9:
+                    return False
+                if i != j and any(abs(a * b - c) < 1e-9 for c in sizes):
+                    return False
+        return True
 
-    return (f"{', '.join(names)} differ in size", test)
+    return (f"{', '.join(names)} can be told apart in a product", test)
 
 
 def seed(exercise: str, learner: str) -> int:

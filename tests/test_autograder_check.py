@@ -17,7 +17,7 @@ import torch
 
 from autograder.byhand import HandAnswer, read_hand_answers
 from autograder.check import AnswerMismatch, Exercise, judge_hand_answer
-from autograder.diagnose import MISSING, Verdict
+from autograder.diagnose import MISSING, Verdict, format_value
 from autograder.functions import (
     GRAD_OF_INTERMEDIATE,
     TRAIN,
@@ -26,11 +26,15 @@ from autograder.functions import (
     train_reference,
     train_without_zeroing,
 )
-from autograder.spec import exercise_spec
+from autograder.references import reference_quantities
+from autograder.spec import exercise_spec, learner_givens
 
 NEURON = "03_a_neuron_by_hand"
 TESTER = "tester"
 """Whose numbers Exercise uses in these tests (JUPYTERHUB_USER)."""
+MINE = reference_quantities(NEURON, learner_givens(NEURON, TESTER))
+DW = format_value(MINE["dL_dw"].value)
+H = MINE["h"].value
 
 
 @pytest.fixture(autouse=True)
@@ -157,17 +161,19 @@ def run_check(capsys: pytest.CaptureFixture[str]) -> Runner:
 
 
 def test_check_reads_the_callers_globals(run_check: Runner) -> None:
-    out = run_check("Exercise('03_a_neuron_by_hand').check('dL_dw', 'h')", dL_dw=-48.0, h=14)
-    assert out == "✓ dL/dw = -48.0 matches PyTorch\n✓ h = 14 matches PyTorch"
+    out = run_check(
+        "Exercise('03_a_neuron_by_hand').check('dL_dw', 'h')", dL_dw=MINE["dL_dw"].value, h=int(H)
+    )
+    assert out == f"✓ dL/dw = {DW} matches PyTorch\n✓ h = {int(H)} matches PyTorch"
 
 
 def test_check_raises_one_message_per_failure(run_check: Runner) -> None:
     with pytest.raises(AnswerMismatch) as caught:
-        run_check("Exercise('03_a_neuron_by_hand').check('dL_dw', 'dL_db', 'h')", dL_dw=6.0, h=14.0)
+        run_check("Exercise('03_a_neuron_by_hand').check('dL_dw', 'dL_db', 'h')", dL_dw=6.0, h=H)
     message = str(caught.value)
-    assert "✗ dL/dw = 6.0, but PyTorch gives -48.0." in message
+    assert f"✗ dL/dw = 6.0, but PyTorch gives {DW}." in message
     assert "`dL_db` is not answered yet" in message
-    assert "h = 14.0" not in message
+    assert f"h = {format_value(H)}" not in message
     assert isinstance(caught.value, AssertionError)
 
 
@@ -359,9 +365,9 @@ SCENARIOS: dict[str, list[str]] = {
     "tensor": [SETUP, "dL_dw = torch.tensor(12.0)", "ex.check('dL_dw')"],
     "fixed_after_retry": [
         SETUP,
-        "dL_dw = -24",
+        f"dL_dw = {MINE['dL_dw'].value / 2}",
         "ex.check('dL_dw')",
-        "dL_dw = -48.0",
+        f"dL_dw = {MINE['dL_dw'].value}",
         "ex.check('dL_dw')",
     ],
     "stale": [SETUP, "dL_dw = 12.0", "globals()['dL_dw'] = 13.0", "ex.check('dL_dw')"],
@@ -407,19 +413,22 @@ def ipython(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str
 
 def test_ipython_by_hand_passes(ipython: dict[str, list[dict[str, Any]]]) -> None:
     given, last = ipython["by_hand"][1], ipython["by_hand"][-1]
-    assert (
-        given["out"]
-        == "Numbers of tester (JUPYTERHUB_USER): x = -3.0, w = -4.0, b = 2.0, y = 6.0\n"
+    shown = ", ".join(
+        f"{n} = {format_value(v)}" for n, v in MINE["h"].values.items() if n in "xwby"
     )
-    assert last == {"ok": True, "out": "✓ dL/dw = -48.0 matches PyTorch\n", "error": None}
+    assert given["out"] == f"Numbers of tester (JUPYTERHUB_USER): {shown}\n"
+    assert last == {"ok": True, "out": f"✓ dL/dw = {DW} matches PyTorch\n", "error": None}
 
 
 def test_ipython_follow_on_points_at_the_earlier_part(
     ipython: dict[str, list[dict[str, Any]]],
 ) -> None:
     last = ipython["follow_on"][-1]
-    assert "✗ dL/dh = 8.0, but PyTorch gives 16.0." in last["out"]
-    assert "Consistent with your dL/da = 8.0" in last["out"] and "fix Part D" in last["out"]
+    half = format_value(MINE["dL_dh"].value / 2)
+    assert (
+        f"✗ dL/dh = {half}, but PyTorch gives {format_value(MINE['dL_dh'].value)}." in last["out"]
+    )
+    assert f"Consistent with your dL/da = {half}" in last["out"] and "fix Part D" in last["out"]
 
 
 def test_ipython_practice_numbers_are_fresh_and_not_graded(
@@ -429,7 +438,7 @@ def test_ipython_practice_numbers_are_fresh_and_not_graded(
     assert practice[2]["out"].startswith("Numbers of practice (fresh numbers, not graded)")
     assert practice[4]["ok"] and practice[4]["out"].startswith("(practice numbers) ✓ dL/dw")
     assert practice[6]["out"].startswith("Numbers of tester")
-    assert practice[8]["ok"] and "✓ dL/dw = -48.0" in practice[8]["out"]
+    assert practice[8]["ok"] and f"✓ dL/dw = {DW}" in practice[8]["out"]
 
 
 def test_ipython_autograd_fails_with_a_short_message(
@@ -446,7 +455,7 @@ def test_ipython_messages(ipython: dict[str, list[dict[str, Any]]]) -> None:
     assert "calls `torch.tensor`" in ipython["tensor"][-1]["out"]
     retry = ipython["fixed_after_retry"]
     assert "The local slope 2.0 of the 2 of the square" in retry[2]["out"] and not retry[2]["ok"]
-    assert retry[4] == {"ok": True, "out": "✓ dL/dw = -48.0 matches PyTorch\n", "error": None}
+    assert retry[4] == {"ok": True, "out": f"✓ dL/dw = {DW} matches PyTorch\n", "error": None}
     assert "run the answer cell again" in ipython["stale"][-1]["out"]
     assert "has no value in the notebook" in ipython["cell_failed"][-1]["out"]
     assert "not assigned by a `dL_db = ...` line" in ipython["magic"][-1]["out"]
@@ -457,5 +466,7 @@ def test_ipython_messages(ipython: dict[str, list[dict[str, Any]]]) -> None:
 def test_outside_ipython_no_history_is_read(run_check: Runner) -> None:
     """A script has no cells to read: the runtime value alone is judged."""
     assert MISSING is not None
-    out = run_check("g = 2 * 6\nExercise('03_a_neuron_by_hand').check('dL_dw')", dL_dw=-48.0)
+    out = run_check(
+        "g = 2 * 6\nExercise('03_a_neuron_by_hand').check('dL_dw')", dL_dw=MINE["dL_dw"].value
+    )
     assert out.startswith("✓")

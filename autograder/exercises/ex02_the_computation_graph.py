@@ -38,9 +38,9 @@ SPEC = ExerciseSpec(
     title="The computation graph",
     lesson="02_the_computation_graph",
     givens=(
-        Given("x", (3.0, 4.0, 5.0, -3.0, -4.0), lesson=3.0, meaning="x, with requires_grad=True"),
-        Given("c", (2.0, 3.0, 4.0, 5.0), lesson=2.0, meaning="the multiplier in z = c·y + d"),
-        Given("d", (1.0, 2.0, 3.0, -2.0, -3.0), lesson=1.0, meaning="the offset in z = c·y + d"),
+        Given("x", (3.0, 4.0, 5.0, 6.0, 7.0, -3.0, -4.0, -5.0), lesson=3.0, meaning="x, with requires_grad=True"),
+        Given("c", (2.0, 3.0, 4.0, 5.0, 6.0, 7.0), lesson=2.0, meaning="the multiplier in z = c·y + d"),
+        Given("d", (1.0, 2.0, 3.0, 5.0, 7.0, -2.0, -3.0, -5.0), lesson=1.0, meaning="the offset in z = c·y + d"),
     ),
     constraints=(pairwise_different("x", "c", "d"),),
     program=program,
