@@ -27,8 +27,8 @@ SPEC = ExerciseSpec(
     title="What a gradient is",
     lesson="01_what_a_gradient_is",
     givens=(
-        Given("x", (3.0, 4.0, 5.0, 6.0, 7.0), lesson=3.0, meaning="where we start"),
-        Given("x_other", (-2.0, -3.0, -4.0, -5.0, -6.0), lesson=-2.0, meaning="another point"),
+        Given("x", (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0), lesson=3.0, meaning="where we start"),
+        Given("x_other", (-2.0, -3.0, -4.0, -5.0, -6.0, -7.0, -8.0, -9.0), lesson=-2.0, meaning="another point"),
         Given("step_size", (0.1, 0.2, 0.3, 0.4), lesson=0.1, meaning="step per unit of slope"),
     ),
     constants={"bottom": 0.0},
