@@ -186,14 +186,14 @@ def pairwise_different(*names: str) -> tuple[str, Callable[[Mapping[str, float]]
     product of two others."""
 
     def test(g: Mapping[str, float]) -> bool:
-        sizes = [abs(g[n]) for n in names]
-        if len(set(sizes)) != len(sizes) or any(2 * a in sizes for a in sizes):
+        sizes = [round(abs(g[n]), 9) for n in names]
+        distinct = set(sizes)
+        if len(distinct) != len(sizes) or any(round(2 * a, 9) in distinct for a in sizes):
             return False
         for i, a in enumerate(sizes):
-            for j, b in enumerate(sizes):
-                if i < j and abs(a * b - 1) < 1e-9:
-                    return False
-                if i != j and any(abs(a * b - c) < 1e-9 for c in sizes):
+            for b in sizes[i + 1 :]:
+                product = round(a * b, 9)
+                if product == 1 or product in distinct:
                     return False
         return True
 
@@ -206,11 +206,20 @@ def seed(exercise: str, learner: str) -> int:
     return int.from_bytes(hashlib.sha256(text).digest()[:8], "big")
 
 
+_POOLS: dict[str, list[tuple[str, list[float]]]] = {}
+
+
 def draw(spec: ExerciseSpec, rng: random.Random) -> dict[str, float]:
     """Given values drawn with `rng` until every constraint holds (never the lesson's)."""
+    pools = _POOLS.get(spec.name)
+    if pools is None:
+        pools = [(g.name, [c for c in g.choices if c != g.lesson]) for g in spec.givens]
+        _POOLS[spec.name] = pools
+    tests = [test for _, test in spec.constraints]
+    choice = rng.choice
     for _ in range(MAX_DRAWS):
-        values = {g.name: rng.choice([c for c in g.choices if c != g.lesson]) for g in spec.givens}
-        if all(test(values) for _, test in spec.constraints):
+        values = {name: choice(pool) for name, pool in pools}
+        if all(test(values) for test in tests):
             return {**values, **spec.constants}
     raise RuntimeError(f"{spec.name}: no draw met the constraints in {MAX_DRAWS} tries")
 

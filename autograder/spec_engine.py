@@ -147,34 +147,75 @@ def compute(spec: ExerciseSpec, learners: Sequence[Mapping[str, float]]) -> list
                 raise SpecError(f"{spec.name}.{part.name}: a fact needs a PyTorch probe")
             fact = part.fact(tape)
             columns[part.name] = [fact] * len(learners)
-    rows = [{k: col[i] for k, col in columns.items()} for i in range(len(learners))]
-    for row in rows:
-        _check_chains(spec, row)
-    return rows
+    _check_chains(spec, columns)
+    return [{k: col[i] for k, col in columns.items()} for i in range(len(learners))]
 
 
-def _check_chains(spec: ExerciseSpec, row: Mapping[str, Any]) -> None:
-    """Each part's chain and model answer must give PyTorch's value."""
-    from autograder.byhand import evaluate_expression
+def _column(expression: str, columns: Mapping[str, torch.Tensor]) -> torch.Tensor:
+    """Evaluate a spec's arithmetic on whole columns (one entry per learner)."""
+    import ast
 
+    import torch
+
+    def value(node: ast.expr) -> torch.Tensor:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return torch.tensor(float(node.value), dtype=torch.float64)
+        if isinstance(node, ast.Name):
+            return columns[node.id]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            inner = value(node.operand)
+            return -inner if isinstance(node.op, ast.USub) else inner
+        if isinstance(node, ast.BinOp):
+            left, right = value(node.left), value(node.right)
+            if isinstance(node.op, ast.Add):
+                return left + right
+            if isinstance(node.op, ast.Sub):
+                return left - right
+            if isinstance(node.op, ast.Mult):
+                return left * right
+            if isinstance(node.op, ast.Div):
+                return left / right
+            if isinstance(node.op, ast.Pow):
+                return left**right
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+            args = [value(a) for a in node.args]
+            if node.func.id in ("max", "min") and len(args) == 2:
+                pick = torch.maximum if node.func.id == "max" else torch.minimum
+                return pick(*torch.broadcast_tensors(*args))
+            if node.func.id == "abs" and len(args) == 1:
+                return torch.abs(args[0])
+        raise SpecError(f"cannot evaluate {ast.unparse(node)!r} in {expression!r}")
+
+    return value(ast.parse(expression, mode="eval").body)
+
+
+def _check_chains(spec: ExerciseSpec, columns: Mapping[str, list[Any]]) -> None:
+    """Each part's chain and model answer must give PyTorch's value, for every learner."""
+    import torch
+
+    tensors = {
+        name: torch.tensor(values, dtype=torch.float64)
+        for name, values in columns.items()
+        if values and type(values[0]) in (int, float)
+    }
     for part in spec.parts:
         if part.kind in ("fact", "function"):
             continue
-        reference = float(row[part.name])
+        reference = tensors[part.name]
+        checks = [("model answer " + part.answer, _column(part.answer, tensors))]
         if part.factors:
-            product = 1.0
+            product = torch.ones_like(reference)
             for factor in part.factors:
-                product *= float(evaluate_expression(factor.expr, row))
-            if not _close(product, reference, CHAIN_RTOL, 1e-12):
+                product = product * _column(factor.expr, tensors)
+            checks.append(("chain", product))
+        for what, got in checks:
+            close = torch.isclose(got, reference, rtol=CHAIN_RTOL, atol=1e-12)
+            if not bool(close.all()):
+                i = int((~close).nonzero()[0])
                 raise SpecError(
-                    f"{spec.name}.{part.name}: chain gives {product}, PyTorch {reference}"
+                    f"{spec.name}.{part.name}: {what} gives {float(got[i])}, "
+                    f"PyTorch {float(reference[i])}"
                 )
-        answer = evaluate_expression(part.answer, row)
-        if not _close(float(answer), reference, CHAIN_RTOL, 1e-12):
-            raise SpecError(
-                f"{spec.name}.{part.name}: model answer {part.answer} = {answer}, "
-                f"PyTorch {reference}"
-            )
 
 
 def count_operations(root: torch.Tensor) -> int:

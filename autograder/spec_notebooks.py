@@ -31,7 +31,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 PLACEHOLDER = "(Write the question of this part here.)"
 
 
-def _meta(grade_id: str, *, grade: bool, solution: bool, locked: bool, points: int = 0) -> dict:
+def _meta(
+    grade_id: str, *, grade: bool, solution: bool, locked: bool, points: int = 0
+) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "grade": grade,
         "grade_id": grade_id,
@@ -283,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         if failed:
             print(
-                "solutions/ disagrees with the specs: run python -m autograder.spec_notebooks --write"
+                "solutions/ disagrees with the specs: run `make solutions` (spec_notebooks --write)"
             )
             return 1
         print(f"solutions/ agrees with the specs ({len(args.names or SPECS)} exercises)")

@@ -128,7 +128,7 @@ def replace_part(spec: ExerciseSpec, name: str, **changes: object) -> ExerciseSp
 
 
 def test_a_wrong_chain_is_refused() -> None:
-    wrong = replace_part(NEURON, "dL_dw", factors=(upstream("dL_dh"),))
+    wrong = replace_part(NEURON, "dL_dw", factors=(upstream("dL_dh"),), solution="dL_dh * dh_dw")
     with pytest.raises(SpecError, match="dL_dw: chain gives"):
         compute(wrong, [ROW])
 
