@@ -470,3 +470,40 @@ def test_outside_ipython_no_history_is_read(run_check: Runner) -> None:
         "g = 2 * 6\nExercise('03_a_neuron_by_hand').check('dL_dw')", dL_dw=MINE["dL_dw"].value
     )
     assert out.startswith("✓")
+
+
+# --- whose numbers --------------------------------------------------------------------------
+
+
+def test_identity_under_nbgrader_autograde_is_the_submission_folder(tmp_path: Path) -> None:
+    from autograder.spec_learner import learner_identity
+
+    folder = tmp_path / "autograded" / "ben" / NEURON
+    env = {"NBGRADER_EXECUTION": "autograde", "JUPYTERHUB_USER": "someone-else"}
+    assert learner_identity(env, folder) == ("ben", "the folder nbgrader is grading")
+
+
+def test_identity_order_hub_user_then_nbgrader_then_local_user(tmp_path: Path) -> None:
+    import getpass
+
+    from autograder.spec_learner import learner_identity
+
+    assert learner_identity({"JUPYTERHUB_USER": "hub-user"}, tmp_path)[0] == "hub-user"
+    (tmp_path / "nbgrader_config.py").write_text(
+        "c = get_config()\nc.CourseDirectory.student_id = 'configured-student'\n"
+    )
+    assert learner_identity({}, tmp_path) == ("configured-student", "nbgrader's student id")
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")
+    assert learner_identity({}, tmp_path) == (getpass.getuser(), "the local user name")
+    validating = {"NBGRADER_EXECUTION": "validate", "JUPYTERHUB_USER": "hub-user"}
+    assert learner_identity(validating, tmp_path)[0] == "hub-user"
+
+
+def test_practice_is_off_while_grading(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    exercise = Exercise(NEURON)
+    exercise.practise()
+    assert "off while the notebook is graded" in capsys.readouterr().out
+    assert exercise._practice is None
