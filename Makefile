@@ -26,6 +26,8 @@ lab: $(STAMP)  ## set up everything, then start JupyterLab on the course (prints
 	  --ServerApp.default_url=/lab/tree/course/01_what_a_gradient_is.ipynb
 
 test: $(STAMP) system lint typecheck  ## set up everything, then run every check and test
+	$(BIN)/python -m autograder.spec_notebooks --check
+	$(BIN)/python -m autograder.spec_docs --check
 	$(BIN)/python -m autograder.release --check
 	$(BIN)/python -m autograder.hygiene --check course/*.ipynb solutions/*/*.ipynb exercises/*/*.ipynb
 	$(BIN)/pytest tests

@@ -526,7 +526,9 @@ class Grader:
         """Run every notebook of a submission (in a pool thread)."""
         return [self.execute(prepared, sub.student) for prepared in sub.notebooks]
 
-    def judged_cells(self, prepared: PreparedNotebook, result: ExecutionResult) -> list[Any]:
+    def judged_cells(
+        self, prepared: PreparedNotebook, result: ExecutionResult, student: str
+    ) -> list[Any]:
         """Outputs per code cell: executed outputs, failures made explicit, trusted verdicts."""
         cells = []
         stopped = False
@@ -555,7 +557,7 @@ class Grader:
                 ]
                 count = None
             cells.append({"index": index, "outputs": outputs, "execution_count": count})
-        verdicts = trusted.verdicts(prepared.plan, prepared.notebook.cells, result.calls)
+        verdicts = trusted.verdicts(prepared.plan, prepared.notebook.cells, result.calls, student)
         for entry in cells:
             if entry["index"] in verdicts:
                 entry["outputs"] = trusted.verdict_outputs(verdicts[entry["index"]])
@@ -607,7 +609,7 @@ class Grader:
         if unexecuted:
             return self.fail(sub, unexecuted)
         for prepared, result in zip(sub.notebooks, results, strict=True):
-            cells = self.judged_cells(prepared, result)
+            cells = self.judged_cells(prepared, result, sub.student)
             sources = [prepared.notebook.cells[i].source for i in prepared.code_cells]
             record = {
                 "sources": hashlib.sha256(json.dumps(sources).encode()).hexdigest(),
