@@ -108,7 +108,7 @@ def instructor_plan(
     result = TrustedPlan(exercise=exercise)
     if exercise is None:
         return result
-    tasks = FUNCTION_TASKS.get(exercise, {})
+    tasks = function_tasks(exercise)
     where = {
         cell.metadata.get("nbgrader", {}).get("grade_id"): index
         for index, cell in reversed(list(enumerate(cells)))
@@ -141,12 +141,8 @@ def _exercise_in(source: str) -> str | None:
 
 
 def givens_for(exercise: str | None, student: str) -> dict[str, float]:
-    """The learner's given values, computed outside the sandbox ({} before `spec` exists)."""
+    """`student`'s given values (the folder name), computed outside the sandbox."""
     if exercise is None:
-        return {}
-    try:
-        from autograder.spec import learner_givens  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
         return {}
     return {str(k): float(v) for k, v in learner_givens(exercise, student).items()}
 
@@ -170,11 +166,6 @@ def _function_results(
         value = item["value"]
         results.append(float(value) if type(value) in (int, float) else None)
     return results
-
-
-def givens_for(exercise: str, student: str) -> dict[str, float]:
-    """The given values of `student` (the submission's folder name) for `exercise`."""
-    return learner_givens(exercise, student)
 
 
 def verdicts(
