@@ -8,7 +8,8 @@
 """
 
 from .compare import Comparison, compare, compare_values
-from .graph import GraphFreedError, GraphNode, Tape, draw_graph, walk_graph
+from .drawing import GraphDrawing, draw_graph
+from .graph import GraphFreedError, GraphNode, Tape, walk_graph
 from .setup import setup_notebook
 from .states import AccumulationDemo, NeuronState, TangentState, neuron_state, tangent_state
 from .widgets import (
@@ -24,6 +25,7 @@ __all__ = [
     "AccumulationDemo",
     "AccumulationStepper",
     "Comparison",
+    "GraphDrawing",
     "GraphFreedError",
     "GraphNode",
     "NeuronExplorer",

@@ -506,3 +506,18 @@ def test_execution_check_rejects_errors_stderr_mismatches_and_stale_runs() -> No
         nbformat.v4.new_output("error", ename="ZeroDivisionError", evalue="", traceback=[])
     ]
     assert any("ZeroDivisionError" in p for p in execution_problems(_notebook(failed)))
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_no_stored_widget_view_without_its_still(lesson: str) -> None:
+    """A widget's stored output is its still picture, never a view without state
+    ("Error displaying widget: model not found" in JupyterLab, `VBox(...)` on GitHub)."""
+    for cell in read(lesson).cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            assert WIDGET_VIEW not in data, f"{lesson}: a stored widget view: {cell.source[:40]!r}"
+            if "text/html" in data and "<img" in data["text/html"]:
+                assert re.search(r'<img [^>]*alt="[^"]+"', data["text/html"]), cell.source[:40]
