@@ -63,9 +63,7 @@ def _plain(number: float) -> str:
 
 def edge_label(incoming: float, slope: float) -> str:
     """``×6`` over ``2 × 6 = 12``: the local slope and what the edge sends."""
-    return (
-        f"{_slope_text(slope)}\n{_plain(incoming)}×{_plain(slope)} = {_plain(incoming * slope)}"
-    )
+    return f"{_slope_text(slope)}\n{_plain(incoming)}×{_plain(slope)} = {_plain(incoming * slope)}"
 
 
 def _box_label(node: GraphNode, root: bool) -> str:

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import ipywidgets
-import nbformat
 import matplotlib
 import matplotlib.pyplot as plt
+import nbformat
 import pytest
 import torch
 from hypothesis import given, settings
