@@ -80,6 +80,8 @@ CLAIMS: list[Checked | Printed] = [
     Checked(L1, "dy/dx at x = -2.0", -4.0),
     Checked(L1, "dy/dx at x = 0.0", 0.0),
     Printed(L1, "tensor(", "6.)"),                      # x.grad shown as PyTorch prints it
+    Printed(L1, "nudge slope", 6.001),                  # (3.001² - 9) / 0.001
+    Printed(L1, "dy/dx at x = 3: by hand 6.0 | nudge", 6.001),
     # 2. The computation graph: x = 3, y = x**2, z = 2*y + 1
     Printed(L2, "data: False | data**2:", "False"),     # opting in with requires_grad=True
     Printed(L2, "x:    True  | x**2:", "True"),
@@ -112,6 +114,7 @@ CLAIMS: list[Checked | Printed] = [
     Checked(L3, "dh/db", 1.0),
     Checked(L3, "w.grad = dL/dw", 12.0),
     Checked(L3, "b.grad = dL/db", 6.0),
+    Printed(L3, "dL/dw: by hand 12.0 | nudge", 12.004),  # the gradient check
     # 4. The dead ReLU: x = -1
     Checked(L4, "h", -4.0),
     Checked(L4, "a = ReLU(h)", 0.0),
@@ -147,6 +150,8 @@ CLAIMS: list[Checked | Printed] = [
     Checked(L6, "loss", 4.0),
     Checked(L6, "w.grad = dL/dw", 12.0),
     Checked(L6, "b.grad = dL/db", 4.0),
+    Checked(L6, "x.grad = 9 + 18", 27.0),               # paths add up: f = x·x² at x = 3
+    Checked(L6, "x.grad with the path through y detached", 9.0),
     Printed(L6, "parameter tensors holding", "1,103,001 numbers"),
     Printed(L6, "tensors with a .grad before backward:", 0.0),
     Printed(L6, "tensors with a .grad after one backward:", 6.0),
@@ -521,3 +526,18 @@ def test_no_stored_widget_view_without_its_still(lesson: str) -> None:
             assert WIDGET_VIEW not in data, f"{lesson}: a stored widget view: {cell.source[:40]!r}"
             if "text/html" in data and "<img" in data["text/html"]:
                 assert re.search(r'<img [^>]*alt="[^"]+"', data["text/html"]), cell.source[:40]
+
+
+PREDICTION = re.compile(r"^my_prediction = \.\.\.  # \S", re.MULTILINE)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_lesson_asks_for_a_prediction_and_checks_it(lesson: str) -> None:
+    """Predict, then run: a `my_prediction = ...` cell, shipped unanswered, and later a
+    `check_prediction(...)` whose stored output invites a guess (so CI runs it as shipped)."""
+    nb = read(lesson)
+    sources = [cell.source for cell in nb.cells if cell.cell_type == "code"]
+    asked = [i for i, source in enumerate(sources) if PREDICTION.search(source)]
+    checked = [i for i, source in enumerate(sources) if "check_prediction(" in source]
+    assert asked and checked and min(asked) < max(checked), lesson
+    assert any(line.startswith("✎ ") for line in output_lines(nb)), lesson
