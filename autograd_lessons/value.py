@@ -10,9 +10,10 @@ adding (``+=``) what each path sends.
 from __future__ import annotations
 
 import inspect
+import textwrap
 from collections.abc import Callable
 
-__all__ = ["Value", "show_source"]
+__all__ = ["Source", "Value", "show_source"]
 
 Number = int | float
 
@@ -102,6 +103,16 @@ class Value:
         return f"Value(data={self.data}, grad={self.grad})"
 
 
-def show_source(method: Callable[..., object]) -> None:
-    """Print the source of one piece of ``Value`` (what the lesson explains next)."""
-    print(inspect.getsource(method).rstrip())
+class Source:
+    """Source code shown as a highlighted Python block (plain text for other front ends)."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+    def _repr_mimebundle_(self, **kwargs: object) -> dict[str, str]:
+        return {"text/markdown": f"```python\n{self.code}\n```", "text/plain": self.code}
+
+
+def show_source(*methods: Callable[..., object]) -> Source:
+    """The source of pieces of ``Value``, dedented, one blank line apart (displays as code)."""
+    return Source("\n\n".join(textwrap.dedent(inspect.getsource(m)).rstrip() for m in methods))
