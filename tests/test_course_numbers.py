@@ -28,6 +28,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from IPython.core.inputtransformer2 import TransformerManager
 from nbformat import NotebookNode
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -331,7 +332,7 @@ def skeleton_problems(nb: NotebookNode, lesson: str) -> list[str]:
             f"code cells average {sum(counts) / len(counts):.1f} lines (max {MAX_MEAN_CELL_LINES})"
         )
     for cell in code_cells:
-        tree = ast.parse(cell.source)
+        tree = ast.parse(TransformerManager().transform_cell(cell.source))  # %magics as calls
         defined = [
             n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Lambda))
         ]
