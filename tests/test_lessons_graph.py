@@ -32,6 +32,7 @@ from autograd_lessons import (  # noqa: E402
 )
 from autograd_lessons._layout import layout  # noqa: E402
 from autograd_lessons.drawing import BOX_FONTSIZE, DEAD  # noqa: E402
+from autograd_lessons.expressions import operation_text  # noqa: E402
 
 
 def summary(nodes: list[GraphNode]) -> list[tuple[str, str | None, float | None, float | None]]:
@@ -429,3 +430,34 @@ def test_layout_puts_every_node_left_of_what_it_feeds(choices: list[int]) -> Non
         for source in node.inputs:
             assert where[source][0] < where[node.id][0]
     assert len(set(where.values())) == len(nodes)
+
+
+# --- operations named as written ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("func", "operands", "numeric", "written"),
+    [
+        ("mul", ["y", "2"], [False, True], "2·y"),  # PyTorch records 2 * y as mul(y, 2)
+        ("mul", ["w", "x"], [False, False], "w·x"),
+        ("add", ["2·y", "1"], [False, True], "2·y + 1"),
+        ("sub", ["a", "b + c"], [False, False], "a − (b + c)"),
+        ("__rsub__", ["n", "1"], [False, True], "1 − n"),
+        ("pow", ["a − target", "2"], [False, True], "(a − target)²"),
+        ("pow", ["x", "0.5"], [False, True], "x**0.5"),
+        ("relu", ["h"], [False], "ReLU(h)"),
+        ("neg", ["x"], [False], "−x"),
+        ("unknown_op", ["x"], [False], None),
+    ],
+)
+def test_operations_are_named_as_written(
+    func: str, operands: list[str], numeric: list[bool], written: str | None
+) -> None:
+    assert operation_text(func, operands, numeric) == written
+
+
+def test_without_a_tape_operations_keep_pytorch_names() -> None:
+    x = torch.tensor(3.0, requires_grad=True)
+    nodes = walk_graph(2 * x**2 + 1, names={"x": x})
+    assert [n.written for n in nodes] == ["Add", "Mul", "Pow", "x"]
+    assert all(n.expression is None for n in nodes)
