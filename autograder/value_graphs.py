@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BUGS", "Verdict", "draw_graphs", "evaluate_with", "judge"]
+__all__ = ["ALL_OPS", "BUGS", "Verdict", "draw_graphs", "evaluate_with", "judge"]
 
 Graph = dict[str, Any]
 BINARY = ("add", "sub", "mul")
@@ -49,7 +49,25 @@ def _forward(op: Mapping[str, Any], values: Sequence[float]) -> float:
     return float(_apply(op, values))
 
 
-def _draw_one(rng: random.Random) -> Graph:
+ALL_OPS = (*BINARY, *WITH_NUMBER, "pow", *UNARY)
+
+
+def _draw_op(rng: random.Random, kinds: Sequence[str], pick: Callable[[], int]) -> dict[str, Any]:
+    name = rng.choice(kinds)
+    if name in BINARY:
+        return {"op": name, "args": [pick(), pick()]}
+    if name in WITH_NUMBER:
+        return {
+            "op": name,
+            "args": [pick()],
+            "number": rng.choice([-2.0, -1.5, 0.5, 1.0, 2.0, 3.0]),
+        }
+    if name == "pow":
+        return {"op": "pow", "args": [pick()], "exponent": rng.choice(EXPONENTS)}
+    return {"op": name, "args": [pick()]}
+
+
+def _draw_one(rng: random.Random, allowed: Sequence[str] = ALL_OPS) -> Graph:
     leaves = [round(rng.uniform(-2.0, 2.0), 2) or 0.5 for _ in range(rng.randint(2, 4))]
     values = list(leaves)
     ops: list[dict[str, Any]] = []
@@ -61,16 +79,11 @@ def _draw_one(rng: random.Random) -> Graph:
 
     for _ in range(rng.randint(3, 8)):
         while True:
-            kind = rng.random()
-            if kind < 0.45:
-                op: dict[str, Any] = {"op": rng.choice(BINARY), "args": [pick(), pick()]}
-            elif kind < 0.7:
-                number = rng.choice([-2.0, -1.5, 0.5, 1.0, 2.0, 3.0])
-                op = {"op": rng.choice(WITH_NUMBER), "args": [pick()], "number": number}
-            elif kind < 0.85:
-                op = {"op": "pow", "args": [pick()], "exponent": rng.choice(EXPONENTS)}
-            else:
-                op = {"op": rng.choice(UNARY), "args": [pick()]}
+            # two values combined about half the time, as in real expressions
+            binary = [k for k in allowed if k in BINARY]
+            others = [k for k in allowed if k not in BINARY]
+            kinds = binary if binary and (not others or rng.random() < 0.45) else others
+            op = _draw_op(rng, kinds, pick)
             result = _forward(op, values)
             relu_at_zero = op["op"] == "relu" and abs(values[op["args"][0]]) < 1e-6
             if abs(result) < 50 and not relu_at_zero:  # bounded, and no kink of ReLU at 0
@@ -87,9 +100,16 @@ def _draw_one(rng: random.Random) -> Graph:
     return {"leaves": leaves, "ops": ops}
 
 
-def draw_graphs(rng: random.Random, n: int) -> list[Graph]:
-    """``n`` random graphs as plain JSON data (lists, dicts, numbers, strings)."""
-    return [_draw_one(rng) for _ in range(n)]
+def draw_graphs(rng: random.Random, n: int, ops: Sequence[str] = ALL_OPS) -> list[Graph]:
+    """``n`` random graphs as plain JSON data (lists, dicts, numbers, strings).
+
+    ``ops`` limits the operations drawn (say ``("add", "mul")`` for a part that grades
+    only ``+`` and ``*``); ``add`` is always allowed, to join unused leaves to the output.
+    """
+    unknown = set(ops) - set(ALL_OPS)
+    if unknown or not ops:
+        raise ValueError(f"unknown operations {sorted(unknown)}; choose from {ALL_OPS}")
+    return [_draw_one(rng, tuple(ops)) for _ in range(n)]
 
 
 # --- running the learner's class (answer-free) --------------------------------------

@@ -221,3 +221,13 @@ def test_a_graph_reads_as_code() -> None:
     assert evaluate_with(Value, graph) == {"output": 27.0, "grads": [27.0]}
     assert judge([graph], [{"output": 27.0, "grads": [27.0]}]).passed
     assert not judge([graph], [{"output": 27.0, "grads": [9.0]}]).passed
+
+
+def test_a_part_can_grade_a_few_operations_only() -> None:
+    graphs = draw_graphs(random.Random(1), 50, ops=("mul", "pow"))
+    drawn = {op["op"] for graph in graphs for op in graph["ops"]}
+    assert drawn <= {"mul", "pow", "add"}  # add only joins unused leaves to the output
+    assert {"mul", "pow"} <= drawn
+    assert judge(graphs, [evaluate_with(Value, g) for g in graphs]).passed
+    with pytest.raises(ValueError, match="unknown operations"):
+        draw_graphs(random.Random(1), 1, ops=("div",))
