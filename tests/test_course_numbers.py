@@ -163,6 +163,7 @@ CLAIMS: list[Checked | Printed] = [
     Printed(L6, "tensors with a .grad after one backward:", 6.0),
     # 7. Try it
     Checked(L7, "dy/dx = 3x^2 - 2 at x = 4", 46.0),
+    Printed(L7, "dy/dx at x = 4: by hand 46.0 | nudge", 46.012),  # the gradient check
     Checked(L7, "out", 2.5),
     Checked(L7, "L", 0.25),
     Checked(L7, "dL/dout", 1.0),
