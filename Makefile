@@ -11,7 +11,7 @@ PORT   ?= 8888
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test lint typecheck unit notebooks browser exercises grade bench system clean
+.PHONY: help lab test lint typecheck unit notebooks browser exercises grade bench system axe clean
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -25,7 +25,7 @@ lab: $(STAMP)  ## set up everything, then start JupyterLab on the course (prints
 	  --ServerApp.ip=127.0.0.1 $(ROOT_FLAG) \
 	  --ServerApp.default_url=/lab/tree/course/01_what_a_gradient_is.ipynb
 
-test: $(STAMP) system lint typecheck  ## set up everything, then run every check and test
+test: $(STAMP) system axe lint typecheck  ## set up everything, then run every check and test
 	$(BIN)/python -m autograder.spec_notebooks --check
 	$(BIN)/python -m autograder.spec_docs --check
 	$(BIN)/python -m autograder.release --check
@@ -36,7 +36,7 @@ test: $(STAMP) system lint typecheck  ## set up everything, then run every check
 unit: $(STAMP)  ## the test suite without the browser tests
 	$(BIN)/pytest tests --ignore=tests/browser
 
-browser: $(STAMP) system  ## the JupyterLab tests in Debian's Chromium
+browser: $(STAMP) system axe  ## the JupyterLab tests in Debian's Chromium
 	$(BIN)/pytest tests/browser -m browser
 
 notebooks: $(STAMP)  ## execute every notebook with nbval (lessons: outputs compared)
@@ -45,6 +45,9 @@ notebooks: $(STAMP)  ## execute every notebook with nbval (lessons: outputs comp
 
 system:  ## install bubblewrap (grading sandbox) and Chromium (browser tests) if missing
 	@bash tools/install_system_packages.sh
+
+axe:  ## install axe-core from npm into tools/axe (the browser suite's accessibility checks)
+	@bash tools/install_axe.sh
 
 lint: $(STAMP)  ## ruff lint and format check
 	$(BIN)/ruff check .
