@@ -200,7 +200,7 @@ STUDENTS: tuple[Student, ...] = (
         slips={
             "01_what_a_gradient_is": {
                 "slope_start": Slip(
-                    "import torch\nslope_start = torch.tensor(2 * x)", "a tensor, not a number"
+                    "import torch\n\nslope_start = torch.tensor(2 * x)", "a tensor, not a number"
                 )
             },
             "02_the_computation_graph": {
