@@ -1,7 +1,7 @@
 """The lessons in course/ say every number of the syllabus, and keep the common skeleton.
 
-The syllabus (docs/syllabus.md) lists every number the course must teach. The table below gives each one
-with the lesson that owns it and the output line that must show it. The tests read
+The syllabus (docs/syllabus.md) lists every number the course must teach. The table below
+gives each one with the lesson that owns it and the output line that must show it. The tests read
 the *stored* outputs of ``course/*.ipynb``; nbval (``pytest --nbval course/``)
 re-executes the notebooks and fails when a fresh output differs from the stored one.
 Together the two prove that each number is printed by PyTorch running the lesson.
