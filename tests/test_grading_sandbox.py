@@ -349,14 +349,16 @@ def attacks(hand: Any, code: Any, paths: dict[str, str]) -> dict[tuple[str, str]
 
 def html_payloads(hand: Any) -> Any:
     """Outputs, a written answer and notebook metadata that would run script if rendered."""
+    html = f'<img src=x onerror="{PAYLOAD}">'
+    svg = f'<svg xmlns="http://www.w3.org/2000/svg" onload="{PAYLOAD}"/>'
+    script = f"<script>{PAYLOAD}</script>"
     nb = fill(
         hand,
         "from IPython.display import display, HTML, Javascript\n"
-        f"display(HTML('<img src=x onerror=\"{PAYLOAD}\">'))\n"
-        f"display(Javascript(\"{PAYLOAD}\"))\n"
-        f"display({{'image/svg+xml': '<svg xmlns=\"http://www.w3.org/2000/svg\" onload=\"{PAYLOAD}\"/>',\n"
-        f"         'text/html': '<script>{PAYLOAD}</script>'}}, raw=True)",
-    )  # fmt: skip
+        f"display(HTML({html!r}))\n"
+        f"display(Javascript({PAYLOAD!r}))\n"
+        f"display({{'image/svg+xml': {svg!r}, 'text/html': {script!r}}}, raw=True)",
+    )
     cell_with(nb, "why_dw_is_twice_db").source = (
         f'<img src=x onerror="{PAYLOAD}"> and <script>{PAYLOAD}</script> '
         f"[click](javascript:{PAYLOAD})"
@@ -851,9 +853,17 @@ def test_learner_content_is_inert(graded: dict[str, Any]) -> None:
         for mime in output.get("data", {})
     }
     assert mimes <= {"text/plain", "image/png", "image/jpeg"}, mimes
+    shown = json.dumps(first_answer_outputs(nb))
+    assert "IPython.core.display.HTML object" in shown  # the payloads did run, as text
+    assert "image/svg+xml, text/html not kept by the grader" in shown
     answer = cell_with(nb, "why_dw_is_twice_db").source
     assert "<img" not in answer and "<script" not in answer and "javascript:" not in answer
     assert "widgets" not in nb.metadata
+
+
+def first_answer_outputs(nb: Any) -> list[Any]:
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    return list(cell.outputs)
 
 
 def test_files_outside_the_sandbox_are_untouched(graded: dict[str, Any]) -> None:
