@@ -918,6 +918,35 @@ def test_a_notebook_that_could_not_start_is_a_failure_not_a_grade(tmp_path: Path
     assert gradebook_scores(course).get(("ada", HAND)) is None
     again = list(Grader(course, jobs=1, seed=0).run())
     assert [o.status for o in again] == ["failed"]  # retried, not skipped as graded
+    from autograder.cli import main
+
+    assert main(["grade", "--quiet", "--course-dir", str(course)]) != 0
+
+
+def test_the_shim_gives_the_values_the_grader_injected(tmp_path: Path) -> None:
+    """In the sandbox `autograder` is the answer-free shim; `given` returns injected values."""
+    from autograder.sandbox import Worker
+
+    worker = Worker(Sandbox(wall_seconds=30), tmp_path / "logs")
+    try:
+        result = worker.execute(
+            [
+                "from autograder import Exercise\nexercise = Exercise('03_a_neuron_by_hand')",
+                "x, w = exercise.given('x', 'w')\nprint(x * w)",
+                "exercise.check('h')",
+                "import autograder\nprint(sorted(n for n in dir(autograder) if not n.startswith('_')))",
+            ],
+            givens={"x": 1.5, "w": -2.0},
+            learner="ada",
+        )
+    finally:
+        worker.stop()
+    assert result.status == "ok", result.detail
+    text = [o["text"] for i in range(4) for o in result.cells[i]["outputs"]]
+    assert text[0] == "ada's numbers: x = 1.5, w = -2.0\n-3.0\n"
+    assert "checked by the grader" in text[1]
+    exported = json.loads(text[2].replace("'", '"'))
+    assert "references" not in exported and "EXERCISES" not in exported
 
 
 def test_check_sandbox_refuses_a_root_sandbox_user() -> None:
