@@ -943,7 +943,7 @@ def test_the_shim_gives_the_values_the_grader_injected(tmp_path: Path) -> None:
         worker.stop()
     assert result.status == "ok", result.detail
     text = [o["text"] for i in range(4) for o in result.cells[i]["outputs"]]
-    assert text[0] == "ada's numbers: x = 1.5, w = -2.0\n-3.0\n"
+    assert text[0] == "Numbers of ada (the folder autograder is grading): x = 1.5, w = -2.0\n-3.0\n"
     assert "checked by the grader" in text[1]
     exported = json.loads(text[2].replace("'", '"'))
     assert "references" not in exported and "EXERCISES" not in exported
