@@ -33,11 +33,28 @@ c.GenerateFeedback.preprocessors = [
 c.ExecutePreprocessor.timeout = 120
 
 # `autograder grade` runs each submitted notebook in a sandbox (bubblewrap, namespaces,
-# rlimits). These are the defaults; raise them for heavier assignments.
+# cgroups, seccomp; see the README's threat model). These are the defaults; raise them
+# for heavier assignments.
 c.Sandbox.wall_seconds = 120  # whole notebook, not per cell
-c.Sandbox.cpu_seconds = 120
-c.Sandbox.memory_mb = 2048  # memory a notebook may allocate beyond the preloaded torch
-c.Sandbox.max_processes = 64  # processes and threads
+c.Sandbox.cpu_seconds = 120  # each process of the notebook
+c.Sandbox.cpus = 1  # CPU share of all the notebook's processes together
+c.Sandbox.memory_mb = 2048  # all its processes together, in-memory files included
+c.Sandbox.max_processes = 64  # processes and threads, all together
 c.Sandbox.max_output_bytes = 4_000_000  # recorded output per notebook
 c.Sandbox.max_file_mb = 64  # largest file a notebook may write (in its private scratch)
-c.Sandbox.scratch_mb = 256  # size of its private /scratch and /tmp
+c.Sandbox.scratch_mb = 256  # size of each private writable filesystem (/tmp, /scratch)
+# Graded as root, the sandbox runs as this unprivileged user (a dedicated account is best).
+c.Sandbox.user = "nobody"
+# Per-notebook cgroups are made under the grader's own cgroup; an ordinary grading user
+# needs a delegated subtree, e.g. c.Sandbox.cgroup_parent = "/autograder-grader".
+# Grading refuses where the limits cannot be enforced, unless this is set to False.
+c.Sandbox.require_cgroups = True
+
+# What the grader itself reads and records per submission (refused beyond, with why).
+c.Budgets.max_notebook_mb = 20
+c.Budgets.max_cells = 1000
+c.Budgets.max_source_chars = 2_000_000
+c.Budgets.max_parse_attempts = 20_000
+c.Budgets.max_outputs = 2000
+c.Budgets.max_submission_files = 200
+c.Budgets.max_submission_mb = 100

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Install the two system packages the tests need, from Debian's packages:
+# Install the system packages the tests need, from Debian's packages:
 #   bubblewrap  the sandbox `autograder grade` runs submissions in
 #   chromium    the browser the JupyterLab tests drive (Playwright never downloads one)
+#   passwd      useradd/userdel: the sandbox corpus also grades as a user it creates
 set -euo pipefail
 missing=()
 command -v bwrap >/dev/null || missing+=(bubblewrap)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v useradd >/dev/null || missing+=(passwd)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" = 0 ]; then
