@@ -11,7 +11,8 @@ PORT   ?= 8888
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test lint typecheck unit notebooks browser exercises grade bench system clean
+.PHONY: help lab test lint typecheck unit notebooks browser exercises assign autograde report grade \
+        bench system clean clean-grades
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -54,6 +55,17 @@ typecheck: $(STAMP)  ## mypy --strict on the two packages
 exercises: $(STAMP)  ## regenerate exercises/ from solutions/ with nbgrader
 	$(BIN)/python -m autograder.release
 
+assign: $(STAMP)  ## fill the gradebook and release/ from solutions/ (exercises/ untouched)
+	$(BIN)/python -m autograder.release --assign $(ASSIGNMENT)
+
+autograde: assign system  ## release to graded: gradebook, autograde submitted/, write grades.csv
+	$(BIN)/autograder grade $(ASSIGNMENT)
+	$(BIN)/nbgrader export --to grades.csv
+	@echo "Grades: grades.csv. Class analytics: make report"
+
+report: $(STAMP)  ## class analytics under reports/ (HTML with plots, CSV)
+	$(BIN)/autograder report $(ASSIGNMENT)
+
 grade: $(STAMP) system  ## grade the sample class with the real nbgrader pipeline; print the scores
 	$(BIN)/python tools/grade_sample_class.py
 
@@ -64,5 +76,14 @@ bench: $(STAMP) system  ## benchmarks: widget latency, and autograder grade vs n
 environment.yml: pyproject.toml  ## rewrite environment.yml from the pins in pyproject.toml
 	$(BIN)/python tools/sync_environment.py
 
-clean:  ## remove the virtual environment and the instructor's runtime data
-	rm -rf $(VENV) submitted autograded feedback gradebook.db .autograder
+clean:  ## remove the virtual environment (keeps the gradebook and every submission)
+	rm -rf $(VENV)
+
+INSTRUCTOR_DATA := release submitted autograded feedback downloaded gradebook.db .autograder \
+                   grades.csv reports
+clean-grades:  ## DELETE the gradebook, submissions and manual grades (needs CONFIRM=1)
+	@if [ "$(CONFIRM)" != 1 ]; then \
+	  echo "This deletes the instructor's data: $(INSTRUCTOR_DATA)"; \
+	  echo "including manual grades and every submission. Run: make clean-grades CONFIRM=1"; \
+	  exit 1; fi
+	rm -rf $(INSTRUCTOR_DATA)
