@@ -51,7 +51,7 @@ from nbgrader.preprocessors import (
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder import trusted
+from autograder import diagnoses, trusted
 from autograder.hygiene import use_this_environment
 from autograder.sandbox import ExecutionResult, Sandbox, Worker
 
@@ -560,7 +560,11 @@ class Grader:
         """Judge and record one executed submission (grader thread)."""
         started = time.monotonic()
         results = future.result()
+        checks: dict[str, list[dict[str, Any]]] = {}
         for prepared, result in zip(sub.notebooks, results, strict=True):
+            checks[prepared.notebook_id] = diagnoses.notebook_checks(
+                prepared.plan, prepared.notebook.cells, result.calls
+            )
             cells = self.judged_cells(prepared, result)
             sources = [prepared.notebook.cells[i].source for i in prepared.code_cells]
             record = {
@@ -581,6 +585,7 @@ class Grader:
                 key = (sub.student, sub.assignment, prepared.notebook_id)
                 InjectOutputs.executed.pop(key)
                 UseSanitized.sanitized.pop(key)
+        diagnoses.write_diagnoses(self.state, sub.assignment, sub.student, sub.fingerprint, checks)
         atomic_write_json(
             self.graded_marker(sub),
             {
