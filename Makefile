@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .DEFAULT_GOAL := help
 .PHONY: help lab test lint typecheck unit notebooks browser exercises assign autograde report grade \
-        bench system clean clean-grades
+        class bench system clean clean-grades
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -26,17 +26,17 @@ lab: $(STAMP)  ## set up everything, then start JupyterLab on the course (prints
 	  --ServerApp.ip=127.0.0.1 $(ROOT_FLAG) \
 	  --ServerApp.default_url=/lab/tree/course/01_what_a_gradient_is.ipynb
 
-test: $(STAMP) system lint typecheck  ## set up everything, then run every check and test
+test: $(STAMP) system classroom/node_modules lint typecheck  ## set up everything, then run every check and test
 	$(BIN)/python -m autograder.release --check
 	$(BIN)/python -m autograder.hygiene --check course/*.ipynb solutions/*/*.ipynb exercises/*/*.ipynb
 	$(BIN)/pytest tests
 	$(MAKE) --no-print-directory notebooks
 
 unit: $(STAMP)  ## the test suite without the browser tests
-	$(BIN)/pytest tests --ignore=tests/browser
+	$(BIN)/pytest tests --ignore=tests/browser --ignore=tests/hub
 
-browser: $(STAMP) system  ## the JupyterLab tests in Debian's Chromium
-	$(BIN)/pytest tests/browser -m browser
+browser: $(STAMP) system classroom/node_modules  ## the JupyterLab and JupyterHub tests in Debian's Chromium
+	$(BIN)/pytest tests/browser tests/hub -m browser
 
 notebooks: $(STAMP)  ## execute every notebook with nbval (lessons: outputs compared)
 	$(BIN)/pytest -p no:cacheprovider --nbval course --nbval-sanitize-with tests/nbval_sanitize.cfg
@@ -65,6 +65,15 @@ autograde: assign system  ## release to graded: gradebook, autograde submitted/,
 
 report: $(STAMP)  ## class analytics under reports/ (HTML with plots, CSV)
 	$(BIN)/autograder report $(ASSIGNMENT)
+
+INSTRUCTOR ?= $(SUDO_USER)
+class: $(STAMP) system classroom/node_modules  ## JupyterHub for the class (as root): make class INSTRUCTOR=<login>
+	@[ -n "$(INSTRUCTOR)" ] || { echo "usage: sudo make class INSTRUCTOR=<the instructor's login>"; exit 2; }
+	$(BIN)/python classroom/serve.py --instructor $(INSTRUCTOR) $(CLASS_OPTIONS)
+
+classroom/node_modules: classroom/package.json classroom/package-lock.json
+	npm ci --prefix classroom --no-audit --no-fund
+	@touch $@
 
 grade: $(STAMP) system  ## grade the sample class with the real nbgrader pipeline; print the scores
 	$(BIN)/python tools/grade_sample_class.py
