@@ -96,8 +96,8 @@ def main() -> None:
     print(f"recording: {record_mean * 1000:.0f} ms per notebook (median "
           f"{record[len(record) // 2] * 1000:.0f} ms): ceiling {ceiling:.1f} notebooks/s "
           f"= {ceiling * 3600:.0f} per hour, however many cores execute")  # fmt: skip
-    measured = many["notebooks"] / many["wall"] * 3600
-    print(f"this machine: {measured:.0f} notebooks per hour: a class of {int(measured)} "
+    measured = round(many["notebooks"] / many["wall"] * 3600)
+    print(f"this machine: {measured} notebooks per hour: a class of {measured} "
           "students handing in one notebook each is graded within the hour")  # fmt: skip
 
 

@@ -20,6 +20,7 @@ from autograder.sample_class import make_course, submit_sample_class
 pytestmark = [pytest.mark.nbgrader, pytest.mark.sandbox]
 
 ASSIGNMENT = "03_a_neuron_by_hand"
+STUDENTS = ["ada", "ben", "dee", "eve"]  # right, wrong, blank, autograd; ada is graded first
 BIN = Path(sys.executable).parent
 ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
 
@@ -31,7 +32,7 @@ def course_with(root: Path, db_url: str | None) -> Path:
             f'c = get_config()\nc.CourseDirectory.db_url = "{db_url}"\n'
         )
     course = make_course(root, [ASSIGNMENT])
-    submit_sample_class(course, [ASSIGNMENT])
+    submit_sample_class(course, [ASSIGNMENT], STUDENTS)
     return course
 
 
