@@ -384,8 +384,9 @@ class Grader:
         unknown = [a for a in wanted if a not in known]
         if unknown:
             raise SubmissionError(
-                f"not in the gradebook: {', '.join(unknown)}. Run `nbgrader generate_assignment` "
-                f"first. Known: {', '.join(sorted(known)) or 'none'}"
+                f"not in the gradebook: {', '.join(unknown)}. Run `make assign` first (it "
+                "records every assignment from solutions/ without touching exercises/). "
+                f"Known: {', '.join(sorted(known)) or 'none'}"
             )
         todo: list[Submission] = []
         skipped: list[Outcome] = []

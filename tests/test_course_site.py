@@ -177,3 +177,20 @@ def test_make_clean_keeps_instructor_data(tmp_path: Path) -> None:
     assert all((tmp_path / rel).exists() for rel in data)
     assert run("make", "clean-grades", "CONFIRM=1", cwd=tmp_path).returncode == 0
     assert not any((tmp_path / rel).exists() for rel in data)
+
+
+@pytest.mark.nbgrader
+def test_nbgrader_generate_as_formgrader_runs_it_leaves_exercises_alone(tmp_path: Path) -> None:
+    """Formgrader's Generate button runs `generate_assignment --force`: it writes release/
+    and the gradebook, never the committed exercises/ (which only `make exercises` writes)."""
+    course = course_copy(tmp_path)
+    committed = REPO / "exercises" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    (course / "exercises" / ASSIGNMENT).mkdir(parents=True)
+    shutil.copy(committed, course / "exercises" / ASSIGNMENT)
+    result = run("nbgrader", "generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    assert result.returncode == 0, result.stderr
+    assert (course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").exists()
+    assert (
+        course / "exercises" / ASSIGNMENT / committed.name
+    ).read_bytes() == committed.read_bytes()
+    assert sum(gradebook_cells(course).values()) == 7
