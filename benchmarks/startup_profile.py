@@ -44,6 +44,11 @@ def main() -> None:
         subprocess.run(command, cwd=course, env=env, check=True, capture_output=True)
         whole = time.perf_counter() - started
         notebook.write_text(notebook.read_text() + " ")
+        started = time.perf_counter()
+        baseline = [str(BIN / "nbgrader"), "autograde", ASSIGNMENT, "--force"]
+        subprocess.run(baseline, cwd=course, env=env, check=True, capture_output=True)
+        nbgrader = time.perf_counter() - started
+        notebook.write_text(notebook.read_text() + " ")
 
         phases: list[tuple[str, float]] = []
         mark = time.perf_counter()
@@ -60,7 +65,7 @@ def main() -> None:
                 "imports of the command (subprocess)",
                 "import autograder.cli, autograder.runner, tqdm",
             ),
-            ("the trusted judge's references (imports torch)", "import autograder.trusted"),
+            ("import autograder.trusted (the judge)", "import autograder.trusted"),
         ):
             subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
             lap(label)
@@ -92,6 +97,8 @@ def main() -> None:
         lap("run: worker start, execute, record, stop")
         assert [o.status for o in outcomes] == ["graded"], outcomes
     print(f"`autograder grade`, one resubmission, as a command: {whole:.2f} s")
+    print(f"`nbgrader autograde --force`, the same, as a command: {nbgrader:.2f} s "
+          f"(ratio {whole / nbgrader:.2f})")  # fmt: skip
     for name, seconds in phases:
         print(f"  {seconds:6.2f} s  {name}")
     print(f"  {sum(s for _, s in phases):6.2f} s  sum of the phases in one process")

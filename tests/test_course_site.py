@@ -194,3 +194,18 @@ def test_nbgrader_generate_as_formgrader_runs_it_leaves_exercises_alone(tmp_path
         course / "exercises" / ASSIGNMENT / committed.name
     ).read_bytes() == committed.read_bytes()
     assert sum(gradebook_cells(course).values()) == 7
+
+
+def test_class_server_refuses_clearly_what_it_cannot_run(tmp_path: Path) -> None:
+    """`make class` stops with exit 2 and the reason, before starting JupyterHub."""
+    serve = [sys.executable, REPO / "classroom" / "serve.py"]
+    missing = run(*serve, "--instructor", "no-such-login-4711", cwd=tmp_path)
+    assert missing.returncode == 2
+    if os.geteuid() != 0:
+        assert "runs as root" in missing.stderr
+        return
+    assert "no local account 'no-such-login-4711'" in missing.stderr
+    course = course_copy(tmp_path)  # owned by root, not by the instructor
+    foreign = run(*serve, "--instructor", "nobody", "--course-dir", course, cwd=tmp_path)
+    assert foreign.returncode == 2 and "must own the course directory" in foreign.stderr
+    assert not (course / ".class").exists()
