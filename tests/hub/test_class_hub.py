@@ -2,7 +2,8 @@
 
 Three students log in through the hub's login page, fetch the assignment in the
 Assignments tab, answer it (ada right, ben wrong, dee leaves it blank: their notebooks are
-the sample class's, written into the fetched folder as the student), Validate, Submit.
+the sample class's, written into the fetched folder as the student; dee's is the fetched
+notebook untouched), Validate, Submit.
 The instructor collects, grades with `autograder grade` as their own ordinary account,
 grades ada's written answer in formgrader, releases feedback; ben fetches it in the
 Assignments tab and reads his diagnosis.
@@ -66,11 +67,12 @@ def student_turn(browser: Browser, hub: ClassHub, user: str, profile: str) -> tu
     open_assignments(page)
     page.click("#released_assignments_list button:text('Fetch')")
     page.wait_for_selector(f"#fetched_assignments_list >> text={ASSIGNMENT}", timeout=LONG)
-    # the student's answers, written into their fetched copy as the student
-    answered = SAMPLE / profile / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     target = Path(f"/home/{user}") / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     assert target.exists(), "Fetch put no notebook in the student's home"
-    hub.check_as(user, "cp", str(answered), str(target))
+    if profile != "dee":  # dee hands in the fetched notebook untouched (blank)
+        # the sample class's answers, written into the fetched copy as the student
+        answered = SAMPLE / profile / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        hub.check_as(user, "cp", str(answered), str(target))
     page.goto(f"{hub.url}/user/{user}/lab/tree/{ASSIGNMENT}/{ASSIGNMENT}.ipynb")
     page.wait_for_selector(".jp-Notebook", timeout=LONG)
     page.locator(".jp-NotebookPanel-toolbar").get_by_text("Validate").click()
