@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .DEFAULT_GOAL := help
 .PHONY: help lab test lint typecheck unit notebooks browser exercises assign autograde report grade \
-        class bench system clean clean-grades
+        class bench system axe clean clean-grades
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -26,7 +26,9 @@ lab: $(STAMP)  ## set up everything, then start JupyterLab on the course (prints
 	  --ServerApp.ip=127.0.0.1 $(ROOT_FLAG) \
 	  --ServerApp.default_url=/lab/tree/course/01_what_a_gradient_is.ipynb
 
-test: $(STAMP) system classroom/node_modules lint typecheck  ## set up everything, then run every check and test
+test: $(STAMP) system axe classroom/node_modules lint typecheck  ## set up everything, then run every check and test
+	$(BIN)/python -m autograder.spec_notebooks --check
+	$(BIN)/python -m autograder.spec_docs --check
 	$(BIN)/python -m autograder.release --check
 	$(BIN)/python -m autograder.hygiene --check course/*.ipynb solutions/*/*.ipynb exercises/*/*.ipynb
 	$(BIN)/pytest tests
@@ -35,7 +37,7 @@ test: $(STAMP) system classroom/node_modules lint typecheck  ## set up everythin
 unit: $(STAMP)  ## the test suite without the browser tests
 	$(BIN)/pytest tests --ignore=tests/browser --ignore=tests/hub
 
-browser: $(STAMP) system classroom/node_modules  ## the JupyterLab and JupyterHub tests in Debian's Chromium
+browser: $(STAMP) system axe classroom/node_modules  ## the JupyterLab and JupyterHub tests in Debian's Chromium
 	$(BIN)/pytest tests/browser tests/hub -m browser
 
 notebooks: $(STAMP)  ## execute every notebook with nbval (lessons: outputs compared)
@@ -44,6 +46,9 @@ notebooks: $(STAMP)  ## execute every notebook with nbval (lessons: outputs comp
 
 system:  ## install bubblewrap (grading sandbox) and Chromium (browser tests) if missing
 	@bash tools/install_system_packages.sh
+
+axe:  ## install axe-core from npm into tools/axe (the browser suite's accessibility checks)
+	@bash tools/install_axe.sh
 
 lint: $(STAMP)  ## ruff lint and format check
 	$(BIN)/ruff check .

@@ -3,12 +3,11 @@
 ``walk_graph(z)`` follows ``z.grad_fn`` and ``next_functions`` exactly as
 ``.backward()`` does and returns one :class:`GraphNode` per backward node (leaves
 are the ``AccumulateGrad`` nodes). Gradients are computed with hooks and
-``torch.autograd.grad``, so no ``.grad`` is changed. ``draw_graph(z)`` draws it.
+``torch.autograd.grad``, so no ``.grad`` is changed. ``drawing.draw_graph(z)`` draws it.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import sys
 from collections import deque
@@ -16,22 +15,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import FrameType
 
-import matplotlib.pyplot as plt
 import torch
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import RendererAgg
-from matplotlib.figure import Figure
-from matplotlib.font_manager import FontProperties
-from matplotlib.patches import FancyArrowPatch
-from matplotlib.text import Text
 from torch import Tensor
 from torch.autograd.graph import Node
 
 from ._format import format_short
-from ._layout import layout
+from .expressions import operation_text, short_op
 from .tape import Tape
 
-__all__ = ["GraphFreedError", "GraphNode", "Tape", "draw_graph", "walk_graph"]
+__all__ = ["GraphFreedError", "GraphNode", "Tape", "walk_graph", "walk_caller"]
 
 FREED_HELP = (
     "The graph behind this tensor was freed: .backward() already ran on it without "
@@ -49,11 +41,16 @@ class GraphFreedError(RuntimeError):
 class GraphNode:
     """One node of the backward graph.
 
-    ``op`` is the backward node's name (``"AddBackward0"``) or ``"leaf"``;
-    ``value`` is the forward value coming out of the node (None when unknown: run
-    the forward pass inside a :class:`Tape`); ``grad`` is d(root)/d(that value), the
-    gradient ``.backward()`` sends into the node; ``inputs`` are the ids of the nodes
-    feeding it (a node used twice appears twice). For a node whose output is not one
+    ``op`` is the backward node's name (``"AddBackward0"``), ``"leaf"`` or ``"data"``
+    (a tensor without ``requires_grad`` that an operation used; only known with a
+    :class:`Tape`); ``value`` is the forward value coming out of the node (None when
+    unknown: run the forward pass inside a :class:`Tape`); ``grad`` is d(root)/d(that
+    value), the gradient ``.backward()`` sends into the node (None for data);
+    ``inputs`` are the ids of the nodes feeding it (a node used twice appears twice),
+    ``slopes`` the local slope towards each of them (None where no gradient flows);
+    ``parts`` what each edge into this node brought (several when the node's value is
+    used on several paths: ``grad`` is their sum); ``expression`` the operation as the
+    learner wrote it (``w·x + b``, with a Tape). For a node whose output is not one
     number, ``value`` and ``grad`` are None and ``shape`` says what it is.
     """
 
@@ -64,17 +61,31 @@ class GraphNode:
     grad: float | None
     inputs: tuple[int, ...]
     shape: tuple[int, ...] = ()
+    slopes: tuple[float | None, ...] = ()
+    parts: tuple[float, ...] = ()
+    expression: str | None = None
 
     @property
     def is_leaf(self) -> bool:
         return self.op == "leaf"
 
     @property
+    def is_data(self) -> bool:
+        return self.op == "data"
+
+    @property
     def title(self) -> str:
         """``leaf x``, ``PowBackward0 (y)`` or ``MulBackward0``."""
-        if self.is_leaf:
-            return f"leaf {self.name}" if self.name else "leaf"
+        if self.is_leaf or self.is_data:
+            return f"{self.op} {self.name}" if self.name else self.op
         return f"{self.op} ({self.name})" if self.name else self.op
+
+    @property
+    def written(self) -> str:
+        """How the learner wrote it: ``h = w·x + b``, ``w·x``, ``w``; else the node's name."""
+        if self.name and self.expression and not (self.is_leaf or self.is_data):
+            return f"{self.name} = {self.expression}"
+        return self.name or self.expression or short_op(self.op)
 
     def shown(self, number: float | None) -> str:
         """How the drawing writes this node's value or grad: ``12.0``, ``?``, ``4×3 tensor``."""
@@ -84,7 +95,15 @@ class GraphNode:
             return "×".join(str(size) for size in self.shape) + " tensor"
         return "?"
 
+    def grad_text(self) -> str:
+        """``12.0``, or the sum over paths: ``9.0 + 18.0 = 27.0``."""
+        if len(self.parts) > 1 and self.grad is not None:
+            return " + ".join(format_short(p) for p in self.parts) + f" = {self.shown(self.grad)}"
+        return self.shown(self.grad)
+
     def __str__(self) -> str:
+        if self.is_data:
+            return f"{self.title}: value = {self.shown(self.value)}, no grad (data)"
         return f"{self.title}: value = {self.shown(self.value)}, grad = {self.shown(self.grad)}"
 
 
@@ -98,6 +117,11 @@ def _leaf_tensor(node: Node) -> Tensor | None:
 
 def _children(node: Node) -> list[Node]:
     return [child for child, _ in node.next_functions if child is not None]
+
+
+def _children_with_slots(node: Node) -> list[Node | None]:
+    """``next_functions`` in order, None where an input needs no gradient."""
+    return [child for child, _ in node.next_functions]
 
 
 def _topological(root: Node) -> list[Node]:
@@ -240,6 +264,85 @@ def _names(
     return found
 
 
+def _local_slopes(node: Node, grad: Tensor | None) -> list[float | None]:
+    """d(output)/d(input) for each ``next_functions`` slot of a one-number operation.
+
+    The node is called with an incoming gradient of 1, as ``.backward()`` would call
+    it: it answers with its local slopes (None where no gradient flows).
+    """
+    slots = len(node.next_functions)
+    if grad is None or grad.numel() != 1:
+        return [None] * slots
+    try:
+        answer = node(torch.ones_like(grad))  # type: ignore[operator]  # nodes are callable
+    except (RuntimeError, TypeError):  # several outputs, or nothing saved to go back with
+        return [None] * slots
+    answers = (answer,) if isinstance(answer, Tensor) else tuple(answer)
+    return [_scalar(a) if isinstance(a, Tensor) else None for a in answers][:slots]
+
+
+def _data_operands(
+    nodes: Sequence[Node], tape: Tape | None, index: Mapping[Node, int]
+) -> list[tuple[int, Tensor]]:
+    """(consumer id, tensor) for every tensor without a graph that a recorded operation used."""
+    found: list[tuple[int, Tensor]] = []
+    if tape is None:
+        return found
+    for node in nodes:
+        operation = tape.operation_of(node)
+        for operand in operation.operands if operation else ():
+            if isinstance(operand, Tensor) and not operand.requires_grad:
+                found.append((index[node], operand))
+    return found
+
+
+def _operand_text(operand: object, text_of: Callable[[Tensor], str | None]) -> str:
+    if isinstance(operand, Tensor):
+        known = text_of(operand)
+        if known is not None:
+            return known
+        number = _scalar(operand)
+        return format_short(number) if number is not None else "?"
+    if isinstance(operand, int):
+        return str(operand)
+    return format_short(float(operand)) if isinstance(operand, float) else "?"
+
+
+def _expressions(
+    nodes: Sequence[Node],
+    tape: Tape | None,
+    names: Mapping[int, str],
+    index: Mapping[Node, int],
+    data_ids: Mapping[int, int],
+) -> dict[int, str]:
+    """Node id -> the operation as written (``w·x + b``), innermost first."""
+    written: dict[int, str] = {}
+    if tape is None:
+        return written
+    leaf_ids = {id(t): index[n] for n in nodes if (t := _leaf_tensor(n)) is not None}
+
+    def text_of(tensor: Tensor) -> str | None:
+        node_id = (
+            index.get(tensor.grad_fn)
+            if tensor.grad_fn is not None
+            else leaf_ids.get(id(tensor), data_ids.get(id(tensor)))
+        )
+        if node_id is None:
+            return None
+        return names.get(node_id) or written.get(node_id)
+
+    for node in reversed(nodes):  # inputs before the operations that use them
+        operation = tape.operation_of(node)
+        if operation is None:
+            continue
+        texts = [_operand_text(o, text_of) for o in operation.operands]
+        numeric = [not isinstance(o, Tensor) for o in operation.operands]
+        text = operation_text(operation.func, texts, numeric)
+        if text is not None:
+            written[index[node]] = text
+    return written
+
+
 def _walk(
     root: Tensor,
     tape: Tape | None,
@@ -262,6 +365,31 @@ def _walk(
     index = {node: i for i, node in enumerate(nodes)}
     names_of = _names(named, index)
     grads = _gradients(root, nodes, protect)
+
+    # Data: tensors without requires_grad that recorded operations used, one node each.
+    data: dict[int, tuple[int, Tensor]] = {}  # id(tensor) -> (node id, tensor)
+    data_inputs: dict[int, list[int]] = {}
+    for consumer, tensor in _data_operands(nodes, tape, index):
+        if id(tensor) not in data:
+            data[id(tensor)] = (len(nodes) + len(data), tensor)
+        data_inputs.setdefault(consumer, []).append(data[id(tensor)][0])
+    data_names = {id(t): n for n, t in named if isinstance(t, Tensor) and not t.requires_grad}
+    name_by_id = {index[node]: name for node, (name, _) in names_of.items()}
+    name_by_id.update({i: data_names[key] for key, (i, _) in data.items() if key in data_names})
+    expressions = _expressions(
+        nodes, tape, name_by_id, index, {key: i for key, (i, _) in data.items()}
+    )
+
+    slopes = {
+        node: _local_slopes(node, grads.get(node)) for node in nodes if _leaf_tensor(node) is None
+    }
+    parts: dict[Node, list[float]] = {}
+    for node in nodes:  # consumers come before their inputs
+        incoming = _scalar(grads.get(node))
+        for child, slope in zip(_children_with_slots(node), slopes.get(node, []), strict=False):
+            if child is not None and incoming is not None and slope is not None:
+                parts.setdefault(child, []).append(incoming * slope + 0.0)
+
     result = []
     for node in nodes:
         leaf = _leaf_tensor(node)
@@ -272,15 +400,30 @@ def _walk(
             output = names_of[node][1]
         grad = grads.get(node)
         shape = output.shape if output is not None else grad.shape if grad is not None else ()
+        own_slopes = [
+            slope
+            for child, slope in zip(_children_with_slots(node), slopes.get(node, []), strict=False)
+            if child is not None
+        ]
         result.append(
             GraphNode(
                 id=index[node],
                 op="leaf" if leaf is not None else node.name(),
-                name=names_of[node][0] if node in names_of else None,
+                name=name_by_id.get(index[node]),
                 value=_scalar(output),
                 grad=_scalar(grad),
-                inputs=tuple(index[child] for child in _children(node)),
+                inputs=tuple(index[child] for child in _children(node))
+                + tuple(data_inputs.get(index[node], ())),
                 shape=tuple(shape),
+                slopes=tuple(own_slopes) + (None,) * len(data_inputs.get(index[node], ())),
+                parts=tuple(parts.get(node, ())),
+                expression=expressions.get(index[node]),
+            )
+        )
+    for key, (node_id, tensor) in data.items():
+        result.append(
+            GraphNode(
+                node_id, "data", data_names.get(key), _scalar(tensor), None, (), tuple(tensor.shape)
             )
         )
     return result
@@ -302,146 +445,11 @@ def walk_graph(
     return _walk(root, tape, names, sys._getframe(1))
 
 
-# --- drawing -----------------------------------------------------------------------
-
-# Sizes in inches at 100 dpi, the lessons' figure.dpi. Each column is as wide as its
-# widest box and the gap between columns is fixed, so a long graph stays narrow enough
-# to be shown near its natural size (text shrinks when JupyterLab scales a wide picture
-# down to the width of the output area, about 8 inches on a laptop).
-GAP_INCHES = 0.3  # between the boxes of neighbouring columns: room for an arrow
-ROW_INCHES = 1.05
-MARGIN_INCHES = 0.1
-MIN_WIDTH_INCHES = 6.0
-BOX_FONTSIZE = 9
-BOX_PAD = 0.4  # box padding, in units of the font size
-TITLE_FONTSIZE = 10
-FILL = {"leaf": "#dff3df", "op": "#e1ecf7", "root": "#fde6cf"}
-
-
-def _box_label(node: GraphNode) -> str:
-    return f"{node.title}\nvalue = {node.shown(node.value)}\ngrad = {node.shown(node.grad)}"
-
-
-@functools.cache
-def _measuring_renderer() -> RendererAgg:
-    return RendererAgg(1, 1, 72)  # at 72 dpi one pixel is one point
-
-
-def _text_inches(text: str, fontsize: float) -> float:
-    """Width of the widest line of ``text`` in inches, in matplotlib's default font."""
-    renderer = _measuring_renderer()
-    prop = FontProperties(size=fontsize)
-    widths = (
-        renderer.get_text_width_height_descent(line, prop, ismath=False)[0]
-        for line in text.splitlines() or [""]
-    )
-    return float(max(widths)) / 72
-
-
-def _column_centres(
-    labels: Mapping[int, str], where: Mapping[int, tuple[int, float]]
-) -> tuple[dict[int, float], float]:
-    """Centre of each column (inches from the left edge of the leftmost box) and the
-    total width of the boxes with their gaps."""
-    box_width: dict[int, float] = {}
-    for node_id, label in labels.items():
-        col = where[node_id][0]
-        width = _text_inches(label, BOX_FONTSIZE) + 2 * BOX_PAD * BOX_FONTSIZE / 72 + 0.02
-        box_width[col] = max(box_width.get(col, 0.0), width)
-    centres: dict[int, float] = {}
-    left = 0.0
-    for col in sorted(box_width):
-        centres[col] = left + box_width[col] / 2
-        left += box_width[col] + GAP_INCHES
-    return centres, left - GAP_INCHES
-
-
-def _draw_arrows(ax: Axes, nodes: Sequence[GraphNode], boxes: dict[int, Text]) -> None:
-    for node in nodes:
-        counts: dict[int, int] = {}
-        for source in node.inputs:
-            counts[source] = counts.get(source, 0) + 1
-        for source, count in counts.items():
-            bends = [0.0] if count == 1 else [0.35 * (k - (count - 1) / 2) for k in range(count)]
-            for bend in bends:
-                start, end = boxes[source], boxes[node.id]
-                arrow = FancyArrowPatch(
-                    start.get_position(),
-                    end.get_position(),
-                    arrowstyle="-|>",
-                    mutation_scale=12,
-                    linewidth=1.2,
-                    color="#4a4a4a",
-                    connectionstyle=f"arc3,rad={bend}",
-                    patchA=start.get_bbox_patch(),
-                    patchB=end.get_bbox_patch(),
-                    zorder=4,  # after the boxes, so their outlines are known when clipping
-                )
-                ax.add_patch(arrow)
-
-
-def draw_graph(
+def walk_caller(
     root: Tensor,
-    tape: Tape | None = None,
-    names: Mapping[str, Tensor] | None = None,
-    ax: Axes | None = None,
-) -> Figure:
-    """Draw the graph of ``root`` left to right: leaves on the left, ``root`` on the right.
-
-    Each box shows the backward node (or leaf name), ``value = …`` (forward) and
-    ``grad = …`` (what ``.backward()`` sends into it); arrows follow the forward pass.
-    Returns the figure (displayed when it is the last line of a notebook cell).
-    """
-    nodes = _walk(root, tape, names, sys._getframe(1))
-    where = layout(nodes)
-    labels = {node.id: _box_label(node) for node in nodes}
-    centres, content = _column_centres(labels, where)
-    rows = [row for _, row in where.values()]
-    span = max(rows) - min(rows)
-
-    root_name = nodes[0].name or "the output"
-    subtitle = f"value = forward result; grad = d({root_name})/d(value), from .backward()"
-    if any(node.shown(node.value) == "?" for node in nodes):
-        subtitle += "\nvalue ? = not recorded: run the forward pass inside `with Tape() as tape:`"
-    title = f"Computation graph of {root_name}\n{subtitle}"
-
-    own_figure = ax is None
-    if ax is None:
-        wanted = max(content, _text_inches(title, TITLE_FONTSIZE), MIN_WIDTH_INCHES)
-        width = wanted + 2 * MARGIN_INCHES
-        height = ROW_INCHES * (span + 1) + 0.9
-        fig = plt.figure(figsize=(width, height), dpi=100)
-        ax = fig.add_axes((0.0, 0.01, 1.0, 1 - 0.8 / height))
-        half = width / 2  # one unit of x is one inch, the boxes centred
-        ax.set_xlim(content / 2 - half, content / 2 + half)
-    else:
-        ax.set_xlim(-MARGIN_INCHES, content + MARGIN_INCHES)
-    figure = ax.get_figure(root=True)
-    assert isinstance(figure, Figure)
-
-    boxes: dict[int, Text] = {}
-    for node in nodes:
-        col, row = where[node.id]
-        kind = "root" if node.id == 0 else ("leaf" if node.is_leaf else "op")
-        boxes[node.id] = ax.text(
-            centres[col],
-            row,
-            labels[node.id],
-            ha="center",
-            va="center",
-            fontsize=BOX_FONTSIZE,
-            linespacing=1.4,
-            zorder=3,
-            bbox={
-                "boxstyle": f"round,pad={BOX_PAD}",
-                "facecolor": FILL[kind],
-                "edgecolor": "#555555",
-            },
-        )
-    _draw_arrows(ax, nodes, boxes)
-    ax.set_ylim(min(rows) - 0.5, max(rows) + 0.5)
-    ax.set_axis_off()
-    ax.set_title(title, fontsize=TITLE_FONTSIZE, loc="center", pad=6)
-    if own_figure:
-        plt.close(figure)  # shown once, as the cell's result, not again by the inline backend
-    return figure
+    tape: Tape | None,
+    names: Mapping[str, Tensor] | None,
+    frame: FrameType | None,
+) -> list[GraphNode]:
+    """:func:`walk_graph` naming nodes from ``frame``'s variables (for ``draw_graph``)."""
+    return _walk(root, tape, names, frame)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -21,7 +22,16 @@ from torch import Tensor
 from torch.autograd.graph import Node
 from torch.overrides import TorchFunctionMode
 
-__all__ = ["Tape"]
+__all__ = ["Operation", "Tape"]
+
+
+@dataclass(frozen=True)
+class Operation:
+    """What the learner wrote: the function's name (``__mul__``, ``relu``) and its operands
+    (tensors as they were passed, Python numbers as numbers)."""
+
+    func: str
+    operands: tuple[object, ...]
 
 
 def _tensors_in(result: object) -> Iterator[Tensor]:
@@ -36,7 +46,8 @@ def _tensors_in(result: object) -> Iterator[Tensor]:
 class Tape(TorchFunctionMode):
     """Context manager recording the output of every PyTorch operation run inside it.
 
-    Values are stored detached and copied, keyed by the output's ``grad_fn``; only
+    Values are stored detached and copied, keyed by the output's ``grad_fn``, with the
+    operation that made them (its name and operands, for the drawing's labels); only
     outputs that are part of a graph (``grad_fn`` is not None) are kept. The tape
     holds on to those nodes, so keep it only as long as you need the drawing.
     """
@@ -44,6 +55,7 @@ class Tape(TorchFunctionMode):
     def __init__(self) -> None:
         super().__init__()
         self._values: dict[Node, Tensor] = {}
+        self._operations: dict[Node, Operation] = {}
         self._outputs: list[weakref.ref[Tensor]] = []
 
     def __torch_function__(
@@ -59,6 +71,13 @@ class Tape(TorchFunctionMode):
             if node is not None and tensor.output_nr == 0:
                 with torch.no_grad():
                     self._values[node] = tensor.detach().clone()
+                operands = tuple(
+                    a
+                    for a in args
+                    if isinstance(a, (Tensor, int, float)) and not isinstance(a, bool)
+                )
+                name = getattr(func, "__name__", type(func).__name__)
+                self._operations[node] = Operation(name, operands)
                 self._outputs.append(weakref.ref(tensor))
         return result
 
@@ -67,6 +86,10 @@ class Tape(TorchFunctionMode):
         if node is None:
             return None
         return self._values.get(node)
+
+    def operation_of(self, node: Node | None) -> Operation | None:
+        """The function and operands that produced the output of ``node``, if recorded."""
+        return None if node is None else self._operations.get(node)
 
     def live_outputs(self) -> list[Tensor]:
         """The recorded output tensors that still exist (used to protect their ``.grad``)."""

@@ -14,6 +14,8 @@ browser tests; numbers use 6 significant digits, whole numbers end in ``.0`` and
 from __future__ import annotations
 
 import base64
+import html
+from typing import Any
 
 import ipywidgets as widgets
 
@@ -42,19 +44,68 @@ __all__ = [
 ]
 
 GATE_COLOURS = {"open": "#1a7f37", "shut": "#c62828"}
+# Secondary text: JupyterLab's own secondary colour (readable in light and dark themes).
+HOW_STYLE = "color: var(--jp-content-font-color2, #555); padding-left: 1.5em"
 LEAK = 0.01
 
 
+def img_html(png: str, alt: str) -> str:
+    """An ``<img>`` of base64 ``png`` carrying its text alternative (read by screen readers)."""
+    return f'<img src="data:image/png;base64,{png}" alt="{html.escape(alt)}">'
+
+
 def show_picture(output: widgets.Output, picture: Picture, description: str) -> None:
-    """Replace what ``output`` shows with ``picture``, in a single update."""
+    """Replace what ``output`` shows with ``picture``, in a single update.
+
+    The picture goes out as HTML (an ``<img>`` with ``description`` as its ``alt``)
+    and, for text-only front ends, as ``description`` alone.
+    """
     png = base64.b64encode(picture.png()).decode("ascii")
     output.outputs = (
         {
             "output_type": "display_data",
-            "data": {"image/png": png, "text/plain": description},
+            "data": {"text/html": img_html(png, description), "text/plain": description},
             "metadata": {},
         },
     )
+
+
+STILL_NOTE = (
+    "A still picture of this widget as it starts. Run the lesson's cells from the top "
+    "(Run › Run All Cells) to move it."
+)
+
+
+class StillBox(widgets.VBox):  # type: ignore[misc]  # ipywidgets is untyped
+    """A ``VBox`` that also carries a still picture of its first state in its display data.
+
+    A notebook stored with outputs but without widget state cannot show a live widget:
+    JupyterLab writes "Error displaying widget: model not found", GitHub ``VBox(...)``.
+    Each display of this box therefore also holds ``text/html`` (the read-out and the
+    picture, with a text alternative), ``image/png`` and ``text/plain`` (the text
+    alternative). A live kernel's front end shows the widget; the stored notebook,
+    once the widget view is stripped (``tools/clean_notebooks.py``), shows the still.
+    """
+
+    def __init__(self, children: list[widgets.Widget], still: dict[str, str]) -> None:
+        super().__init__(children)
+        self.still = still
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        bundle: dict[str, Any] | None = super()._repr_mimebundle_(**kwargs)
+        if bundle is not None:
+            bundle.update(self.still)
+        return bundle
+
+
+def still_of(readout_html: str, picture: Picture, alt: str) -> dict[str, str]:
+    """The display data of a widget's still: read-out, picture and text alternative."""
+    png = base64.b64encode(picture.png()).decode("ascii")
+    page = (
+        f'<div class="widget-still">{readout_html}{img_html(png, alt)}'
+        f"<p><em>{html.escape(STILL_NOTE)}</em></p></div>"
+    )
+    return {"text/html": page, "image/png": png, "text/plain": f"{alt}\n({STILL_NOTE})"}
 
 
 def _slider(description: str, value: float, limits: tuple[float, float]) -> widgets.FloatSlider:
@@ -84,6 +135,19 @@ def tangent_html(state: TangentState) -> str:
     )
 
 
+def tangent_alt(state: TangentState) -> str:
+    """Text alternative of the tangent picture."""
+    where = (
+        "the tangent is flat: this is the minimum"
+        if state.slope == 0
+        else f"a green arrow points {'left' if state.slope > 0 else 'right'}, downhill"
+    )
+    return (
+        f"Plot of the curve y = x² with its tangent line at x = {format_short(state.x)} "
+        f"(y = {format_short(state.y)}, slope {format_short(state.slope)}); {where}."
+    )
+
+
 class TangentExplorer:
     """Slider for x in [-4, 4]; the tangent of y = x² at x; x, y, slope and direction."""
 
@@ -92,9 +156,10 @@ class TangentExplorer:
         self.readout = widgets.HTML()
         self.plot = widgets.Output()
         self.picture = TangentPicture()
-        self.widget = widgets.VBox([self.slider, self.readout, self.plot])
+        self.widget = StillBox([self.slider, self.readout, self.plot], {})
         self.widget.add_class("tangent-explorer")
         self.state = self.update()
+        self.widget.still = still_of(self.readout.value, self.picture, tangent_alt(self.state))
         self.slider.observe(self._on_change, names="value")
 
     def _on_change(self, change: object) -> None:
@@ -105,7 +170,7 @@ class TangentExplorer:
         state = tangent_state(self.slider.value)
         self.readout.value = tangent_html(state)
         self.picture.update(state)
-        show_picture(self.plot, self.picture, f"y = x² and its tangent at x = {state.x}")
+        show_picture(self.plot, self.picture, tangent_alt(state))
         return state
 
 
@@ -166,7 +231,7 @@ def neuron_html(state: NeuronState) -> str:
             key = f"gate gate gate-{state.gate}"  # class="neuron-gate gate gate-open"
         cells.append(
             f'<tr><td class="neuron-{key}"{style}>{text}</td>'
-            f'<td class="neuron-how" style="color: #666; padding-left: 1.5em">{how}</td></tr>'
+            f'<td class="neuron-how" style="{HOW_STYLE}">{how}</td></tr>'
         )
     first, second = READOUT_COLUMNS_EM
     table_style = (
@@ -175,6 +240,17 @@ def neuron_html(state: NeuronState) -> str:
     )
     columns = f'<colgroup><col style="width: {first}em"><col style="width: {second}em"></colgroup>'
     return f'<table class="neuron-readout" style="{table_style}">{columns}{"".join(cells)}</table>'
+
+
+def neuron_alt(state: NeuronState) -> str:
+    """Text alternative of the neuron picture."""
+    act = "LeakyReLU" if state.negative_slope else "ReLU"
+    f = format_short
+    return (
+        f"Left: the {act} curve with h = {f(state.h)} marked, gate {state.gate}. "
+        f"Right: bars of the gradients dL/da = {f(state.dL_da)}, dL/dh = {f(state.dL_dh)}, "
+        f"dL/dw = {f(state.dL_dw)}, dL/db = {f(state.dL_db)}."
+    )
 
 
 # Slider ranges (step 0.5). x reaches -1, the dead case of lesson 4; w goes well past
@@ -217,9 +293,10 @@ class NeuronExplorer:
         self.plot = widgets.Output()
         self.picture = NeuronPicture(h_limit=largest_h(X_RANGE, W_RANGE, B_RANGE))
         controls = widgets.VBox([self.x_slider, self.w_slider, self.b_slider, self.leaky])
-        self.widget = widgets.VBox([widgets.HBox([controls, self.readout]), self.plot])
+        self.widget = StillBox([widgets.HBox([controls, self.readout]), self.plot], {})
         self.widget.add_class("neuron-explorer")
         self.state = self.update()
+        self.widget.still = still_of(self.readout.value, self.picture, neuron_alt(self.state))
         for control in (self.x_slider, self.w_slider, self.b_slider, self.leaky):
             control.observe(self._on_change, names="value")
 
@@ -237,7 +314,7 @@ class NeuronExplorer:
         )
         self.readout.value = neuron_html(state)
         self.picture.update(state)
-        show_picture(self.plot, self.picture, f"neuron at h = {state.h}, gate {state.gate}")
+        show_picture(self.plot, self.picture, neuron_alt(state))
         return state
 
 
@@ -280,6 +357,15 @@ def history_html(demo: AccumulationDemo) -> str:
     )
 
 
+def history_alt(demo: AccumulationDemo) -> str:
+    """Text alternative of the accumulation picture."""
+    values = ", ".join(format_short(v) for v in demo.history) or "no backward call yet"
+    return (
+        f"Bar chart of x.grad after each backward call: {values}. A dashed line marks "
+        f"the gradient of one call, {format_short(demo.true_gradient)}."
+    )
+
+
 def _compact() -> widgets.Layout:
     return widgets.Layout(width="auto", margin="2px 12px 2px 0")
 
@@ -308,12 +394,13 @@ class AccumulationStepper:
             [self.step_button, self.zero_box, self.reset_button],
             layout=widgets.Layout(align_items="center", flex_flow="row wrap"),
         )
-        self.widget = widgets.VBox([buttons, self.readout, self.plot])
+        self.widget = StillBox([buttons, self.readout, self.plot], {})
         self.widget.add_class("accumulation-stepper")
         self.step_button.on_click(lambda _button: self.step())
         self.reset_button.on_click(lambda _button: self.reset())
         self.zero_box.observe(self._on_zero, names="value")
         self.refresh()
+        self.widget.still = still_of(self.readout.value, self.picture, history_alt(self.demo))
 
     def _on_zero(self, change: object) -> None:
         self.demo.zero_grad = bool(self.zero_box.value)
@@ -334,7 +421,7 @@ class AccumulationStepper:
         """Redraw the read-out and the bar picture from the demo's history."""
         self.readout.value = history_html(self.demo)
         self.picture.update(self.demo.history, self.demo.true_gradient)
-        show_picture(self.plot, self.picture, f"x.grad history: {self.demo.history}")
+        show_picture(self.plot, self.picture, history_alt(self.demo))
 
 
 def accumulation_stepper(x: float = 3.0) -> widgets.Widget:

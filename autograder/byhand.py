@@ -13,7 +13,7 @@ import ast
 import math
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, NoReturn
 
@@ -121,13 +121,32 @@ class _BadLine:
     message: str
 
 
-def read_hand_answers(cell_sources: Sequence[str]) -> dict[str, HandAnswer]:
-    """What each name is assigned in `cell_sources`, read in order; later cells win."""
-    reader = _Reader()
+def read_hand_answers(
+    cell_sources: Sequence[str], givens: Mapping[str, float] | None = None
+) -> dict[str, HandAnswer]:
+    """What each name is assigned in `cell_sources`, read in order; later cells win.
+
+    `givens` are the learner's given values: a line `x, w = exercise.given("x", "w")`
+    binds them (the numbers come from here, never from the notebook).
+    """
+    reader = _Reader(givens)
     for source in cell_sources:
         if isinstance(source, str):
             reader.read_cell(source)
     return reader.answers
+
+
+def evaluate_expression(expression: str, names: Mapping[str, object]) -> Number:
+    """The value of plain arithmetic `expression` over the numbers in `names`."""
+    reader = _Reader()
+    for name, number in names.items():
+        if type(number) in (int, float, bool):
+            reader.numbers[name] = number  # type: ignore[assignment]
+    try:
+        node = ast.parse(expression, mode="eval").body
+        return reader.evaluate(node)
+    except _Unreadable as refusal:
+        raise ValueError(f"cannot evaluate {expression!r}: {refusal.detail}") from None
 
 
 def assigned_names(line: str) -> tuple[str, ...]:
@@ -340,9 +359,10 @@ def _power(base: Number, exponent: Number) -> Number:
 class _Reader:
     """Walks cells in order, keeping what each name holds so far."""
 
-    def __init__(self) -> None:
+    def __init__(self, givens: Mapping[str, float] | None = None) -> None:
         self.answers: dict[str, HandAnswer] = {}
         self.numbers: dict[str, Number] = {}
+        self.givens = dict(givens or {})
 
     def bind(self, name: str, status: Status, value: Number | None, detail: str) -> None:
         if status == "number" and value is not None:
@@ -371,7 +391,32 @@ class _Reader:
             else:
                 self.statement(item)
 
+    def given_call(self, stmt: ast.Assign) -> bool:
+        """Bind `x, w = exercise.given("x", "w")` to the learner's givens; False if not one."""
+        call = stmt.value
+        if len(stmt.targets) != 1 or not isinstance(call, ast.Call) or call.keywords:
+            return False
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "given"):
+            return False
+        args = [a.value if isinstance(a, ast.Constant) else None for a in call.args]
+        target = stmt.targets[0]
+        names: list[ast.expr] = [target]
+        if isinstance(target, ast.Tuple | ast.List):
+            names = list(target.elts)
+        if not args or len(names) != len(args) or not all(isinstance(n, ast.Name) for n in names):
+            return False
+        for node, arg in zip(names, args, strict=True):
+            assert isinstance(node, ast.Name)
+            if isinstance(arg, str) and arg in self.givens:
+                self.bind(node.id, "number", self.givens[arg], f"your given {arg}")
+            else:
+                self.bind(node.id, "not_arithmetic", None, f"{arg!r} is not a given value")
+        return True
+
     def statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.Assign) and self.given_call(stmt):
+            return
         if isinstance(stmt, ast.Assign):
             for target in stmt.targets:
                 self.assign(target, stmt.value)

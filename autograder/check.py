@@ -1,12 +1,18 @@
-"""`Exercise(name).check("dL_dw")`: what the notebooks' test cells call.
+"""`Exercise(name)`: what the notebooks' locked cells call.
 
-The verdict logic is the pure `judge_hand_answer`, which the trusted grader also calls
-with an answer read from the submission's source and no runtime value at all.
+- `exercise.given("x", "w")` returns the learner's own numbers (see `spec_learner` for
+  whose) and prints whose they are;
+- `exercise.check("dL_dw")` judges the answer against PyTorch's value for those numbers;
+- `exercise.check_function("train")` calls the learner's function on drawn cases;
+- `exercise.practise()` switches to fresh random numbers, outside the graded record
+  (`exercise.practise(False)` switches back; under `nbgrader autograde` it does nothing).
+
+The verdicts come from `spec_answers.judge`, which the trusted grader also calls with the
+answers read from the submission's source and the numbers of the submission's folder.
 """
 
 from __future__ import annotations
 
-import math
 import random
 import sys
 from collections.abc import Mapping, Sequence
@@ -14,14 +20,13 @@ from types import FrameType
 from typing import Any
 
 from autograder.byhand import HandAnswer, read_hand_answers
-from autograder.diagnose import MISSING, Verdict, diagnose, format_value
-from autograder.functions import FUNCTION_TASKS, call_text, judge_function_results
+from autograder.diagnose import MISSING, Verdict, format_value
+from autograder.functions import call_text, function_tasks
 from autograder.quantities import Quantity
-from autograder.references import EXERCISES, reference_quantities
-
-ALLOWED_FORM = (
-    "Write numbers with + - * / ** and ( ), names you assigned that way, or max, min, abs, round."
-)
+from autograder.references import reference_quantities
+from autograder.spec import exercise_spec, learner_givens, practice_givens
+from autograder.spec_answers import JudgeContext, judge, judge_hand
+from autograder.spec_learner import grading, learner_identity
 
 
 class AnswerMismatch(AssertionError):
@@ -32,62 +37,26 @@ class AnswerMismatch(AssertionError):
         return f"AnswerMismatch: {self}".split("\n")
 
 
-def quantity(exercise: str, name: str) -> Quantity:
-    """The graded quantity `name` of `exercise`; KeyError listing the valid names."""
-    quantities = reference_quantities(exercise)
-    if name not in quantities:
-        raise KeyError(f"{exercise} grades no {name!r}; valid names: {', '.join(quantities)}")
-    return quantities[name]
-
-
-def _same_value(runtime: object, hand: float | bool) -> bool:
-    if type(hand) is bool or type(runtime) is bool:
-        return runtime is hand
-    if type(runtime) not in (int, float) or not isinstance(runtime, int | float):
-        return False
-    return math.isclose(runtime, hand, rel_tol=1e-9, abs_tol=1e-12)
-
-
 def judge_hand_answer(
-    exercise: str, name: str, answer: HandAnswer | None, runtime_value: object = MISSING
+    exercise: str,
+    name: str,
+    answer: HandAnswer | None,
+    runtime_value: object = MISSING,
+    *,
+    givens: Mapping[str, float],
+    answers: Mapping[str, object] | None = None,
 ) -> Verdict:
-    """Verdict on one hand answer: the by-hand rule first, then `diagnose`.
+    """Verdict on one hand answer for the learner whose numbers are `givens`."""
+    q = reference_quantities(exercise, givens).get(name)
+    if q is None:
+        raise KeyError(f"{exercise} grades no hand answer {name!r}")
+    return judge_hand(q, answer, runtime_value, answers)
 
-    `answer` is what `read_hand_answers` found for `name` (None: nothing, or no source to
-    read, in which case `runtime_value` is judged alone). `runtime_value` is the value in
-    the learner's namespace when there is one; MISSING means unknown (the grader).
-    """
-    q = quantity(exercise, name)
-    if answer is None:
-        return diagnose(q, runtime_value)
-    label, status, detail = q.label, answer.status, answer.detail
-    example = "True or False" if q.is_bool else "the arithmetic, e.g. `2 * (5 - 2)`"
-    if status == "autograd":
-        return Verdict(
-            False,
-            f"✗ {label}: `{name}` was computed with autograd ({detail}); by hand means by "
-            f"hand: write {example}.",
-            "autograd",
-        )
-    if status == "not_arithmetic":
-        allowed = "Write True or False: your own prediction." if q.is_bool else ALLOWED_FORM
-        return Verdict(
-            False,
-            f"✗ {label}: `{name}` is not plain arithmetic ({detail}).\n  {allowed}",
-            "not_arithmetic",
-        )
-    if status == "error":
-        return Verdict(False, f"✗ {label}: `{name}` could not be read: {detail}.", "error")
-    if status == "unanswered" or answer.value is None:
-        return Verdict(False, f"✗ {label}: `{name}` is not answered yet: {detail}.", "unanswered")
-    if runtime_value is not MISSING and not _same_value(runtime_value, answer.value):
-        return Verdict(
-            False,
-            f"✗ {label}: the notebook holds `{name}` = {format_value(runtime_value)} but your "
-            f"cells assign {format_value(answer.value)}; run the answer cell again.",
-            "stale",
-        )
-    return diagnose(q, answer.value)
+
+def given_line(learner: str, source: str, values: Mapping[str, float]) -> str:
+    """How the given cell says whose numbers they are."""
+    shown = ", ".join(f"{n} = {format_value(v)}" for n, v in values.items())
+    return f"Numbers of {learner} ({source}): {shown}"
 
 
 def _ipython_shell() -> Any:
@@ -112,51 +81,80 @@ def _learner_state(frame: FrameType | None) -> tuple[Mapping[str, object], Seque
 
 
 class Exercise:
-    """The graded quantities of one exercise, checked against PyTorch."""
+    """One exercise, with the learner's own numbers, checked against PyTorch."""
 
     def __init__(self, name: str) -> None:
-        if name not in EXERCISES:
-            raise KeyError(f"unknown exercise {name!r}; valid names: {', '.join(EXERCISES)}")
+        self.spec = exercise_spec(name)
         self.name = name
+        self.learner, self.source = learner_identity()
+        self._practice: dict[str, float] | None = None
 
     def __repr__(self) -> str:
         return f"Exercise({self.name!r})"
 
     @property
-    def quantities(self) -> dict[str, Quantity]:
-        """The quantities this exercise grades, by notebook variable."""
-        return reference_quantities(self.name)
+    def givens(self) -> dict[str, float]:
+        """The numbers in use: the learner's own, or practice numbers."""
+        if self._practice is not None:
+            return dict(self._practice)
+        return learner_givens(self.name, self.learner)
 
-    def check(self, *names: str) -> None:
-        """Check the named answers (all of them when none is named); raise AnswerMismatch."""
-        namespace, cells = _learner_state(sys._getframe(1))
-        answers = read_hand_answers(cells) if cells is not None else None
-        failures: list[str] = []
-        for name in names or tuple(self.quantities):
-            runtime = namespace.get(name, MISSING)
-            answer = answers.get(name) if answers is not None else None
-            if answers is not None and answer is None and runtime is not MISSING:
-                detail = f"not assigned by a `{name} = ...` line of a cell"
-                answer = HandAnswer(name, None, "not_arithmetic", detail)
-            if answer is not None and answer.status == "number" and runtime is MISSING:
-                verdict = Verdict(
-                    False,
-                    f"✗ {quantity(self.name, name).label}: `{name}` has no value in the "
-                    "notebook: its cell stopped early; fix the error and run it again.",
-                    "stale",
-                )
-            else:
-                verdict = judge_hand_answer(self.name, name, answer, runtime)
-            if verdict.passed:
-                print(verdict.message)
-            else:
-                failures.append(verdict.message)
+    @property
+    def quantities(self) -> dict[str, Quantity]:
+        """The quantities this exercise grades, for the numbers in use."""
+        return reference_quantities(self.name, self.givens)
+
+    def given(self, *names: str) -> Any:
+        """The given values `names` (one float, or a tuple in order); prints whose they are."""
+        values = self.givens
+        unknown = [n for n in names if n not in values]
+        if unknown or not names:
+            valid = ", ".join(self.spec.given_names)
+            raise KeyError(f"{self.name} gives no {', '.join(unknown) or 'name'}; valid: {valid}")
+        chosen = {n: values[n] for n in names}
+        if self._practice is not None:
+            print(given_line("practice", "fresh numbers, not graded", chosen))
+        else:
+            print(given_line(self.learner, self.source, chosen))
+        picked = tuple(chosen.values())
+        return picked[0] if len(picked) == 1 else picked
+
+    def practise(self, on: bool = True) -> None:
+        """Fresh random numbers to practise with (not graded); `practise(False)` to go back."""
+        if grading():
+            print("Practice numbers are off while the notebook is graded.")
+            return
+        self._practice = practice_givens(self.name) if on else None
+        if on:
+            print(given_line("practice", "fresh numbers, not graded", self.givens))
+            print("Run the Given cell again, then your answers and their checks.")
+        else:
+            print(f"Back to your own numbers ({self.learner}): run the Given cell again.")
+
+    def _raise_or_print(self, verdicts: list[Verdict]) -> None:
+        prefix = "(practice numbers) " if self._practice is not None else ""
+        failures = [prefix + v.message for v in verdicts if not v.passed]
+        for v in verdicts:
+            if v.passed:
+                print(prefix + v.message)
         if failures:
             raise AnswerMismatch("\n".join(failures))
 
+    def check(self, *names: str) -> None:
+        """Check the named answers (all hand answers when none is named); raise AnswerMismatch."""
+        namespace, cells = _learner_state(sys._getframe(1))
+        givens = self.givens
+        hand = read_hand_answers(cells, givens) if cells is not None else None
+        context = JudgeContext(self.name, givens, hand, runtime=namespace)
+        hand_parts = [p.name for p in self.spec.parts if p.kind != "function"]
+        for name in names:
+            if name not in hand_parts:
+                raise KeyError(f"{self.name} grades no {name!r}; valid: {', '.join(hand_parts)}")
+        self._raise_or_print([judge(self.name, n, context) for n in names or hand_parts])
+
     def check_function(self, name: str, seed: int | None = None) -> None:
         """Run the learner's function `name` on fixed and random cases; raise AnswerMismatch."""
-        tasks = FUNCTION_TASKS.get(self.name, {})
+        tasks = function_tasks(self.name)
         if name not in tasks:
             raise KeyError(f"{self.name} has no function {name!r}; valid: {', '.join(tasks)}")
         task = tasks[name]
@@ -172,7 +170,5 @@ class Exercise:
             except Exception as error:
                 message = f"✗ {call_text(task, case)} raised {type(error).__name__}: {error}"
                 raise AnswerMismatch(f"{message[:160]}\n  {task.hint}") from None
-        verdict = judge_function_results(task, cases, results)
-        if not verdict.passed:
-            raise AnswerMismatch(verdict.message)
-        print(verdict.message)
+        context = JudgeContext(self.name, self.givens, calls={name: (cases, results)})
+        self._raise_or_print([judge(self.name, name, context)])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -95,10 +96,29 @@ def report(args: argparse.Namespace) -> int:
     return 0
 
 
+def course_problem(course: Path) -> str | None:
+    """Why `course` is not a course folder autograder can grade (None: it is one)."""
+    from autograder.runner import load_config
+
+    if not (course / "nbgrader_config.py").is_file():
+        return (
+            f"{course} is not an nbgrader course folder (no nbgrader_config.py): run in the "
+            "course folder or pass --course-dir"
+        )
+    url = str(load_config(course).CourseDirectory.db_url)
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
+        return (
+            f"no gradebook at {url.removeprefix('sqlite:///')}: record the assignments first "
+            "(`make assign`), then grade"
+        )
+    return None
+
+
 def grade(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from autograder.runner import Grader, SubmissionError, load_config
+    from autograder.runner import Grader, load_config
+    from autograder.submissions import SubmissionError
 
     course = args.course_dir.resolve()
     if not course.is_dir():
@@ -106,6 +126,10 @@ def grade(args: argparse.Namespace) -> int:
         return 2
     if args.jobs < 1:
         print("error: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    problem = course_problem(course)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     if args.no_sandbox:
         print(
@@ -131,6 +155,14 @@ def grade(args: argparse.Namespace) -> int:
     started = time.monotonic()
     counts = {"graded": 0, "failed": 0, "skipped": 0}
     outcomes = []
+
+    def stop(signum: int, frame: object) -> None:
+        if grader.stop_requested.is_set():
+            raise KeyboardInterrupt
+        grader.stop_requested.set()
+        print("\nstopping: the submission being recorded is finished first", file=sys.stderr)
+
+    previous = signal.signal(signal.SIGINT, stop)
     try:
         total = grader.total()
         bar = tqdm(total=total, unit="submission", disable=args.quiet, dynamic_ncols=True)
@@ -144,7 +176,17 @@ def grade(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        grader.close(now=True)
         print("\ninterrupted: what was graded is kept; run again to finish.", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if grader.stop_requested.is_set():
+        print(
+            f"\ninterrupted after {counts['graded']} graded: what was graded is kept; "
+            "run again to finish.",
+            file=sys.stderr,
+        )
         return 130
     elapsed = time.monotonic() - started
     print(

@@ -1,4 +1,23 @@
-"""Turn (quantity, learner's value) into a verdict whose message teaches.
+"""Turn (quantity, learner's value) into a verdict whose message teaches, read from the chain.
+
+The spec of the exercise says which factors make up each answer (givens, local slopes of
+named nodes, forward values, earlier parts), so a wrong number is explained by the
+mistake that produces it exactly. The order of the tests:
+1. a known wrong answer the spec names (e.g. stepping with the slope);
+2. a follow-on error: the answer is right for the learner's own wrong earlier answer
+   ("consistent with your dL/da = 3: fix Part D first"); first, because an earlier
+   mistake carries into every pattern below;
+3. a shut gate (PyTorch's value is 0 because a ReLU on the path is shut), or a zero
+   where the gate is open;
+4. a given used where another belonged, a missing given factor, an extra one;
+5. a missing (or doubled) local slope, named by its node;
+6. the forward value given where a gradient was asked;
+7. the sign;
+8. multiples from accumulation, only in parts whose gradient comes from repeated
+   backward() calls (checked before 4, since there it is the mistake to expect);
+9. rounded too early.
+Type problems (a tensor, a string, nothing yet) are reported before any of them.
+Every message shows the learner's value and PyTorch's.
 
 Tolerance: a number passes when it is within a relative 1e-3 (or absolute 1e-6, for
 values near zero) of PyTorch's float32 value. That accepts hand arithmetic such as
@@ -13,16 +32,23 @@ from __future__ import annotations
 import math
 import reprlib
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from autograder.quantities import Quantity
 
+if TYPE_CHECKING:
+    from autograder.spec import ExerciseSpec, Factor, Part
+
+Answers = Mapping[str, object]
+"""The learner's answers by name (numbers read from their cells), for follow-on errors."""
+
 REL_TOL: Final = 1e-3
 ABS_TOL: Final = 1e-6
-SQUARE_FACTOR: Final = 2.0
-MAX_MULTIPLE: Final = 10
-"""Largest k for the "accumulated over k backward calls" diagnosis."""
+MAX_MULTIPLE: Final = 4
+"""Largest k for the "accumulated over k backward calls" diagnosis (the exercises make up
+to three calls; one more is the forgotten zero_())."""
 
 
 @dataclass(frozen=True)
@@ -160,45 +186,11 @@ def _too_rounded(reference: float, value: float) -> int | None:
     return needed if abs(value - reference) <= last_digit else None
 
 
-def _ratio_problem(q: Quantity, value: float) -> tuple[str, str] | None:
-    """(reason, explanation) when `value` is the reference off by a telling factor."""
-    ref = float(q.value)
-    if ref == 0:
-        return None
-    hint = f" {q.hint}" if q.hint else ""
-    for factor in q.chain_factors:
-        # 1 and 0 change nothing telling; 2 gets the "half"/"double" messages below
-        if any(matches(skip, abs(factor)) for skip in (0.0, 1.0, 2.0)):
-            continue
-        f = format_value(factor)
-        if matches(ref, value * factor):
-            return "chain_factor", f"A factor of {f} is missing from the chain.{hint}"
-        if matches(ref * factor, value):
-            return "chain_factor", f"An extra factor of {f}: one local slope counted twice?"
-    if q.kind not in ("gradient", "local_slope") and SQUARE_FACTOR not in q.chain_factors:
-        return None
-    if matches(ref, value * 2):
-        return (
-            "half",
-            f"Half of PyTorch's value: a factor of 2 is missing (the 2 of the square?).{hint}",
-        )
-    if matches(ref * 2, value):
-        return "double", (
-            "Twice PyTorch's value: a factor of 2 counted twice, "
-            "or gradients accumulated over 2 backward calls?"
-        )
-    if q.kind == "gradient":
-        for k in range(3, MAX_MULTIPLE + 1):
-            if matches(ref * k, value):
-                return "multiple", (
-                    f"{k} × PyTorch's value: gradients accumulated over {k} backward calls? "
-                    "Zero .grad before each backward()."
-                )
-    return None
+def diagnose(q: Quantity, learner: object, answers: Answers | None = None) -> Verdict:
+    """Compare the learner's value with PyTorch's and say what most likely went wrong.
 
-
-def diagnose(q: Quantity, learner: object) -> Verdict:
-    """Compare the learner's value with PyTorch's and say what most likely went wrong."""
+    `answers` are the learner's other answers (to recognise follow-on errors).
+    """
     problem = _type_problem(q, learner)
     if problem is not None:
         return problem
@@ -219,27 +211,214 @@ def diagnose(q: Quantity, learner: object) -> Verdict:
     if matches(ref, value):
         return Verdict(True, f"✓ {label} = {shown} matches PyTorch", "match")
     head = f"✗ {label} = {shown}, but PyTorch gives {format_value(ref)}."
-    reason, why = _explain(q, ref, value)
+    reason, why = explain(q, value, answers or {})
     return Verdict(False, f"{head}\n  {why}", reason)
 
 
-def _explain(q: Quantity, ref: float, value: float) -> tuple[str, str]:
+def _number(value: object) -> float | None:
+    if type(value) in (int, float) and math.isfinite(float(value)):  # type: ignore[arg-type]
+        return float(value)  # type: ignore[arg-type]
+    return None
+
+
+def _evaluate(expression: str, names: Mapping[str, object]) -> float | None:
+    from autograder.byhand import evaluate_expression
+
+    try:
+        return float(evaluate_expression(expression, names))
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return None
+
+
+def flat_factors(spec: ExerciseSpec, part: Part) -> list[Factor]:
+    """The part's chain with every earlier part expanded into its own factors."""
+    result: list[Factor] = []
+    for factor in part.factors:
+        if factor.role == "upstream":
+            earlier = spec.part(factor.expr)
+            if earlier.factors:
+                result.extend(flat_factors(spec, earlier))
+                continue
+        result.append(factor)
+    return result
+
+
+def upstream_names(spec: ExerciseSpec, part: Part) -> list[str]:
+    """The earlier parts the model answer uses, in order."""
+    import ast
+
+    names = {n.id for n in ast.walk(ast.parse(part.code)) if isinstance(n, ast.Name)}
+    before = spec.part_names[: spec.part_names.index(part.name)]
+    return [n for n in before if n in names]
+
+
+def related_givens(spec: ExerciseSpec, part: Part) -> list[str]:
+    """The givens the part's model answer is computed from (through earlier answers)."""
+    import ast
+
+    assigned: dict[str, Part] = {}
+    for p in spec.parts:
+        if p.kind == "function":
+            continue
+        for node in ast.walk(ast.parse(p.code)):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                assigned.setdefault(node.id, p)
+    found: list[str] = []
+    seen: set[str] = set()
+    stack = [part]
+    while stack:
+        current = stack.pop()
+        if current.name in seen:
+            continue
+        seen.add(current.name)
+        for node in ast.walk(ast.parse(current.code)):
+            if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
+                continue
+            if node.id in spec.given_names and node.id not in found:
+                found.append(node.id)
+            elif node.id in assigned:
+                stack.append(assigned[node.id])
+    return found
+
+
+def _follow_on(q: Quantity, value: float, answers: Answers) -> str | None:
+    spec, part = q.spec, q.part
+    if spec is None or part is None:
+        return None
+    wrong: dict[str, float] = {}
+    for name in upstream_names(spec, part):
+        theirs = _number(answers.get(name))
+        if theirs is not None and not matches(float(q.values[name]), theirs):
+            wrong[name] = theirs
+    if not wrong:
+        return None
+    redone = _evaluate(part.answer, {**q.values, **wrong})
+    if redone is None or not matches(redone, value):
+        return None
+    first = next(iter(wrong))
+    earlier = spec.part(first)
+    return (
+        f"Consistent with your {earlier.label} = {format_value(wrong[first])}: "
+        f"the step is right, the number it starts from is not; fix Part "
+        f"{spec.letter(first)} ({earlier.label}) first."
+    )
+
+
+def _givens_problem(q: Quantity, ref: float, value: float) -> tuple[str, str] | None:
+    spec, part = q.spec, q.part
+    if spec is None or part is None or ref == 0:
+        return None
+    givens = {
+        n: float(q.values[n]) for n in spec.given_names if abs(float(q.values[n])) not in (0.0, 1.0)
+    }
+    in_chain = [f.expr for f in flat_factors(spec, part) if f.role == "given"]
+    for name in in_chain:
+        g = float(q.values[name])
+        if g == 0:
+            continue
+        for other, h in givens.items():
+            if other != name and abs(h) != abs(g) and matches(ref / g * h, value):
+                return "given_swap", (
+                    f"{other} = {format_value(h)} is used where {name} = {format_value(g)} "
+                    f"belongs. {q.hint}"
+                )
+    for name in in_chain:
+        g = float(q.values[name])
+        if abs(g) not in (0.0, 1.0) and matches(ref / g, value):
+            return "given_missing", (
+                f"The factor {name} = {format_value(g)} is missing from the chain. {q.hint}"
+            )
+    for other in related_givens(spec, part):
+        extra = givens.get(other)
+        if extra is not None and matches(ref * extra, value):
+            return "given_extra", (f"One factor {other} = {format_value(extra)} too many. {q.hint}")
+    return None
+
+
+def _slope_problem(q: Quantity, ref: float, value: float) -> tuple[str, str] | None:
+    spec, part = q.spec, q.part
+    if spec is None or part is None or ref == 0:
+        return None
+    for factor in flat_factors(spec, part):
+        if factor.role not in ("slope", "calls"):
+            continue
+        s = _evaluate(factor.expr, q.values)
+        if s is None or abs(s) in (0.0, 1.0):
+            continue
+        if matches(ref / s, value):
+            if factor.role == "calls":
+                return "calls_missing", (
+                    f"That is the gradient of one call; {factor.label} add up in .grad."
+                )
+            return "slope_missing", (
+                f"The local slope {format_value(s)} of {factor.label} is missing. {q.hint}"
+            )
+        if matches(ref * s, value):
+            return "slope_extra", (
+                f"The local slope {format_value(s)} of {factor.label} is counted twice."
+            )
+    return None
+
+
+def _accumulation_problem(q: Quantity, ref: float, value: float) -> tuple[str, str] | None:
+    """Whole multiples, in a part whose gradient comes from repeated backward() calls."""
+    if q.spec is None or q.name not in q.spec.repeated_backward or ref == 0:
+        return None
+    for k in range(2, MAX_MULTIPLE + 1):
+        if matches(ref * k, value):
+            return "accumulation", (
+                f"{k} × PyTorch's value: gradients accumulated over {k} backward calls? "
+                "Zero .grad before each backward()."
+            )
+    return None
+
+
+def _forward_problem(q: Quantity, value: float) -> tuple[str, str] | None:
+    part = q.part
+    if part is None or q.kind not in ("gradient", "local_slope"):
+        return None
+    for node in part.of:
+        forward = _number(q.values.get(node))
+        if forward is not None and forward != 0 and matches(forward, value):
+            return "forward_value", (
+                f"That is the forward value {node} = {format_value(forward)}, not a slope: "
+                f"the backward pass multiplies local slopes. {q.hint}"
+            )
+    return None
+
+
+def explain(q: Quantity, value: float, answers: Answers) -> tuple[str, str]:
+    """(reason, explanation) for a wrong number, in the order of this module's docstring."""
+    ref = float(q.value)
+    part = q.part
+    if part is not None:
+        for reason, expression, why in part.mistakes:
+            wrong = _evaluate(expression, q.values)
+            if wrong is not None and not matches(ref, wrong) and matches(wrong, value):
+                return reason, why
+    follow_on = _follow_on(q, value, answers)
+    if follow_on is not None:
+        return "follow_on", follow_on
     if q.gate == "shut" and matches(0.0, ref):
         return "gate_shut", (
-            "The ReLU on this path is closed (h < 0): its slope 0 multiplies "
+            "The ReLU on this path is shut (h < 0): its slope 0 multiplies "
             "everything behind it, so this is 0."
         )
     if q.gate == "open" and matches(0.0, value):
         return "gate_open", (
             f"Nothing on the way back multiplies by zero here: the gradient gets through. {q.hint}"
         )
+    for problem in (
+        _accumulation_problem(q, ref, value),
+        _givens_problem(q, ref, value),
+        _slope_problem(q, ref, value),
+        _forward_problem(q, value),
+    ):
+        if problem is not None:
+            return problem
     if ref != 0 and matches(-ref, value):
-        if q.kind == "forward":
-            return "sign", "Right size, wrong sign: check the signs in the forward computation."
-        return "sign", "Right size, wrong sign: check the sign of each factor on the way back."
-    ratio = _ratio_problem(q, value)
-    if ratio is not None:
-        return ratio
+        where = "forward computation" if q.kind == "forward" else "factor on the way back"
+        return "sign", f"Right size, wrong sign: check the sign of each {where}."
     digits = _too_rounded(ref, value)
     if digits is not None:
         return "rounded", f"Close, but rounded too much: give at least {digits} significant digits."

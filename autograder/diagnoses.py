@@ -22,12 +22,13 @@ DIAGNOSES_DIR = "diagnoses"
 
 
 def notebook_checks(
-    plan: trusted.TrustedPlan, cells: list[Any], calls: list[dict[str, Any]]
+    plan: trusted.TrustedPlan, cells: list[Any], calls: list[dict[str, Any]], student: str
 ) -> list[dict[str, Any]]:
     """One record per check of one notebook: part (grade_id), quantity, passed, kind, value."""
-    found = trusted.verdicts(plan, cells, calls)
+    found = trusted.verdicts(plan, cells, calls, student)
     code_sources = [cell.source for cell in cells if cell.cell_type == "code"]
-    answers = read_hand_answers(code_sources)
+    givens = trusted.givens_for(plan.exercise, student) if plan.exercise else None
+    answers = read_hand_answers(code_sources, givens)
     records = []
     for index, verdicts in sorted(found.items()):
         part = cells[index].metadata.get("nbgrader", {}).get("grade_id", f"cell-{index}")

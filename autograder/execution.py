@@ -6,11 +6,18 @@ cells in a pristine IPython shell, so no notebook pays for a fresh kernel and a 
 `import torch`. The parent never runs learner code and never starts torch's thread pool,
 so forking it stays safe.
 
-Each child is isolated further when the kernel allows it: a new user, PID and mount
-namespace (it is PID 1 of its own namespace, so killing it kills everything it started,
-and it cannot see or signal the worker), private tmpfs mounts for /scratch and /tmp,
-and rlimits for memory, CPU, processes, open files and file size. The worker enforces
-the wall-time limit for the whole notebook and caps the output it relays.
+Each child first joins the notebook's cgroups (memory including in-memory files,
+processes and CPU share for all its processes together; the grader made them and mounted
+their `cgroup.procs` files under /run/cgroup), then takes new user, PID, mount, IPC,
+network and UTS namespaces (it is PID 1 of its own namespace, so killing it kills
+everything it started, and it cannot see or signal the worker), covers every writable
+place (/tmp, /scratch, /dev/shm, /run/worker) with a private size-capped tmpfs that
+dies with it, sets rlimits, and gives up privilege for good (`confine`: no capabilities,
+no_new_privs, seccomp). Only then does learner code run; nothing it writes or starts
+outlives the notebook. The worker enforces the wall-time limit for the whole notebook
+and caps the output it relays. A failure before the notebook's first cell started is
+reported with `started: false`: the grader then fails the submission instead of
+recording a grade.
 
 Protocol (length-prefixed JSON frames, see `framing`): the grader sends
 `{"cells": [source, ...], "limits": {...}, "calls": [...]}` on stdin; the worker answers
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import io
 import json
 import os
@@ -31,13 +39,18 @@ import select
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
+from autograder.confine import confine
 from autograder.framing import FrameError, encode_frame, read_frame, write_frame
 
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWPID = 0x20000000
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+NOTEBOOK_NAMESPACES = (
+    CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS
+)
+PRIVATE_DIRS = ("/tmp", "/scratch", "/dev/shm", "/run/worker")
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND = 0x1, 0x2, 0x4, 0x20, 0x1000
 MS_REC, MS_PRIVATE = 0x4000, 0x40000
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
@@ -169,6 +182,10 @@ def build_shell() -> Any:
         def enable_gui(self, gui: Any = None) -> None:
             pass  # inline plots only: there is no event loop to integrate with
 
+        @contextlib.contextmanager
+        def _tee(self, channel: str) -> Iterator[None]:
+            yield  # IPython would keep every byte printed in its history: RECORDER keeps it
+
         def _showtraceback(self, etype: Any, evalue: Any, stb: Any) -> None:
             try:
                 message = str(evalue)
@@ -212,33 +229,30 @@ def set_limits(limits: dict[str, float]) -> None:
 
 
 def needed_paths() -> list[str]:
-    """What the notebook must keep reading: Python, the venv, the course packages."""
+    """What the notebook must keep reading: Python, the venv, the packages it imports."""
     import importlib.util
 
     paths = {sys.prefix, sys.base_prefix}
-    for package in ("autograder", "autograd_lessons"):
-        spec = importlib.util.find_spec(package)
-        if spec is not None and spec.origin:
-            paths.add(os.path.dirname(spec.origin))
+    spec = importlib.util.find_spec("autograder")
+    if spec is not None and spec.origin:
+        paths.add(os.path.dirname(os.path.dirname(spec.origin)))
     return sorted(os.path.realpath(p) for p in paths)
 
 
 NEEDED_PATHS: list[str] = []  # filled once by the worker, before it forks
 
 
-def private_mounts(scratch_mb: int) -> bool:
-    """In a fresh mount namespace: private tmpfs on /scratch, /tmp and /dev/shm.
+def private_mounts(scratch_mb: int) -> None:
+    """In a fresh mount namespace: a private tmpfs on every writable place (OSError if not).
 
     Anything Python needs that lives under one of them (a venv in /tmp, say) is carried
     over onto the fresh tmpfs, read-only.
     """
     if _libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
-        return False
+        raise OSError(ctypes.get_errno(), "cannot make the mounts private")
     options = f"size={scratch_mb}m,mode=1777".encode()
-    if os.path.isdir("/scratch"):
-        _libc.mount(b"tmpfs", b"/scratch", b"tmpfs", MS_NOSUID | MS_NODEV, options)
     needed = NEEDED_PATHS or needed_paths()
-    for target in ("/tmp", "/dev/shm"):
+    for target in PRIVATE_DIRS:
         if not os.path.isdir(target):
             continue
         # Hold each needed directory by a file descriptor, cover the target with a fresh
@@ -248,7 +262,9 @@ def private_mounts(scratch_mb: int) -> bool:
             for p in needed
             if p.startswith(target + "/")
         ]
-        _libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options)
+        flags = MS_NOSUID | MS_NODEV
+        if _libc.mount(b"tmpfs", target.encode(), b"tmpfs", flags, options) != 0:
+            raise OSError(ctypes.get_errno(), f"cannot mount a private tmpfs on {target}")
         for fd, path in held:
             os.makedirs(path, exist_ok=True)
             source = f"/proc/self/fd/{fd}".encode()
@@ -256,17 +272,43 @@ def private_mounts(scratch_mb: int) -> bool:
             flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_REC
             _libc.mount(None, path.encode(), None, flags, None)
             os.close(fd)
-    return True
+
+
+def join_cgroups(procs_files: list[str]) -> None:
+    """Move this process into the notebook's cgroups (before it starts anything)."""
+    for path in procs_files:
+        with open(path, "w") as procs:
+            procs.write("0")
+
+
+def cgroups_empty(procs_files: list[str], wait: float = 10.0) -> bool:
+    """Whether the notebook groups hold no process (the previous notebook is gone)."""
+    deadline = time.monotonic() + wait
+    while True:
+        busy = False
+        for path in procs_files:
+            with open(path) as procs:
+                busy = busy or bool(procs.read().strip())
+        if not busy or time.monotonic() > deadline:
+            return not busy
+        time.sleep(0.01)
 
 
 def map_identity(uid: int, gid: int) -> None:
-    """Keep the same uid/gid inside the new user namespace (files stay usable)."""
+    """Keep the same uid/gid inside the new user namespace (files stay usable).
+
+    The worker is not dumpable (so notebooks cannot read its memory), which would leave
+    /proc/self owned by root and these files unwritable to an unprivileged grader: the
+    child is dumpable just while it writes them.
+    """
+    _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     with open("/proc/self/setgroups", "w") as setgroups:
         setgroups.write("deny")
     with open("/proc/self/uid_map", "w") as uid_map:
         uid_map.write(f"{uid} {uid} 1")
     with open("/proc/self/gid_map", "w") as gid_map:
         gid_map.write(f"{gid} {gid} 1")
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def redirect_standard_fds() -> None:
@@ -327,20 +369,20 @@ def run_cells(shell: Any, request: dict[str, Any], out_fd: int) -> None:
 
 
 def child_main(shell: Any, request: dict[str, Any], out_fd: int) -> None:
-    """The forked child: isolate, limit, run. Never returns."""
+    """The forked child: limit, isolate, confine, run. Never returns."""
     code = 0
     try:
         limits = request["limits"]
+        required = bool(request.get("require_isolation"))
+        join_cgroups(list(request.get("cgroups", [])))
         isolated = False
         if request.get("isolate", True):
             uid, gid = os.getuid(), os.getgid()
-            isolated = _libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) == 0
+            isolated = _libc.unshare(NOTEBOOK_NAMESPACES) == 0
             if isolated:
                 map_identity(uid, gid)
-            if not isolated and request.get("require_isolation"):
-                message = f"cannot create namespaces (errno {ctypes.get_errno()})"
-                write_frame(out_fd, {"event": "done", "error": message})
-                os._exit(3)
+            elif required:
+                raise OSError(ctypes.get_errno(), "cannot create the notebook's namespaces")
         if isolated:
             # unshare(CLONE_NEWPID) applies to children: the grandchild is PID 1 of the
             # new namespace. The child reports its pid, then only waits for it.
@@ -368,13 +410,31 @@ def child_main(shell: Any, request: dict[str, Any], out_fd: int) -> None:
         import torch
 
         torch.set_num_threads(1)
+        if isolated or required:
+            confine()
+        tell_shim(request)
         redirect_standard_fds()
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            message = f"the notebook could not be started: {type(error).__name__}: {error}"
+            write_frame(out_fd, {"event": "done", "error": message})
+        os._exit(3)
+    try:
         run_cells(shell, request, out_fd)
     except BaseException as error:
         with contextlib.suppress(OSError):
             write_frame(out_fd, {"event": "done", "error": f"{type(error).__name__}: {error}"})
         code = 1
     os._exit(code)
+
+
+def tell_shim(request: dict[str, Any]) -> None:
+    """Hand the answer-free `autograder` package this notebook's given values."""
+    import autograder
+
+    set_notebook = getattr(autograder, "set_notebook", None)
+    if set_notebook is not None:
+        set_notebook(dict(request.get("givens", {})), str(request.get("learner", "")))
 
 
 # ---------------------------------------------------------------- in the worker
@@ -401,6 +461,13 @@ def relay(request: dict[str, Any], shell: Any) -> None:
     limits = {**DEFAULT_LIMITS, **request.get("limits", {})}
     request["limits"] = limits
     request.setdefault("workdir", f"/tmp/autograder-{os.getpid()}")
+    procs = list(request.get("cgroups", []))
+    if procs and not cgroups_empty(procs):
+        detail = "processes of an earlier notebook are still running in the notebook's cgroups"
+        done = {"event": "done", "status": "error", "detail": detail, "started": False}
+        sys.stdout.buffer.write(encode_frame({**done, "cells": [], "calls": []}))
+        sys.stdout.buffer.flush()
+        return
     read_fd, write_fd = os.pipe()
     sys.stdout.flush()
     started = time.monotonic()
@@ -418,6 +485,7 @@ def relay(request: dict[str, Any], shell: Any) -> None:
     cells: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
     status, detail = "died", ""
+    started = False  # the first cell's start: learner code runs from here on
     finished = False
     while not finished:
         remaining = deadline - time.monotonic()
@@ -454,6 +522,7 @@ def relay(request: dict[str, Any], shell: Any) -> None:
             if event == "pid" and not grandchild and isinstance(frame.get("pid"), int):
                 grandchild = frame["pid"]
             elif event == "start":
+                started = True
                 continue
             elif event == "done":
                 if frame.get("error"):
@@ -483,7 +552,13 @@ def relay(request: dict[str, Any], shell: Any) -> None:
     reap_all()
     elapsed = round(time.monotonic() - started, 4)
     # One frame for the whole notebook: the grader's reading thread wakes up once.
-    done = {"event": "done", "status": status, "detail": detail, "elapsed": elapsed}
+    done = {
+        "event": "done",
+        "status": status,
+        "detail": detail,
+        "elapsed": elapsed,
+        "started": started,
+    }
     sys.stdout.buffer.write(encode_frame({**done, "cells": cells, "calls": calls}))
     sys.stdout.buffer.flush()
 
@@ -500,17 +575,15 @@ def preload() -> Any:
     # One intra-op thread: torch then never starts its thread pool, so forking stays safe.
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
-    try:
-        import autograder.check  # noqa: F401  (the checker every exercise imports)
-        from autograder.references import EXERCISES, reference_quantities
-
-        for name in EXERCISES:  # computed once here, inherited by every child
-            reference_quantities(name)
-    except ImportError:
-        pass
+    import autograder  # noqa: F401  (in the sandbox: the answer-free shim)
 
     NEEDED_PATHS[:] = needed_paths()
-    return build_shell()
+    shell = build_shell()
+    # Everything loaded so far is never collected: a notebook's garbage collections then
+    # do not touch (and so copy, and count against its memory limit) the worker's pages.
+    gc.collect()
+    gc.freeze()
+    return shell
 
 
 def serve() -> None:

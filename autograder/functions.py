@@ -1,6 +1,6 @@
 """Code exercises: learner functions judged by their results against PyTorch's.
 
-05_three_mechanics has two:
+05_three_mechanics has two (its spec names them as parts of kind "function"):
 - `train(x0, lr, steps)`: gradient descent on (x - 5)**2 from x0; the version the
   learner is given never zeroes `x.grad`, so the gradients pile up.
 - `grad_of_intermediate(x0)`: for y = x**3 and z = y*y, dz/dy read from `y.grad`
@@ -13,9 +13,17 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from autograder.diagnose import Verdict, format_value, matches
-from autograder.references import backward
+
+if TYPE_CHECKING:
+    import torch
+
+
+def backward(t: torch.Tensor) -> None:
+    """`t.backward()`, in one place (torch leaves it untyped)."""
+    t.backward()  # type: ignore[no-untyped-call]
 
 
 @dataclass(frozen=True)
@@ -102,35 +110,39 @@ def _intermediate_cases(rng: random.Random) -> list[tuple[float, ...]]:
     return cases
 
 
-FUNCTION_TASKS: dict[str, dict[str, FunctionTask]] = {
-    "05_three_mechanics": {
-        "train": FunctionTask(
-            name="train",
-            label="train(x0, lr, steps)",
-            make_cases=_train_cases,
-            reference=train_reference,
-            hint="Each step needs the gradient of this step only: .grad adds up otherwise.",
-            mistakes=(
-                (
-                    train_without_zeroing,
-                    "Gradients accumulate: x.grad adds up over the steps. "
-                    "Zero it (x.grad.zero_()) after each update.",
-                ),
-            ),
+TRAIN = FunctionTask(
+    name="train",
+    label="train(x0, lr, steps)",
+    make_cases=_train_cases,
+    reference=train_reference,
+    hint="Each step needs the gradient of this step only: .grad adds up otherwise.",
+    mistakes=(
+        (
+            train_without_zeroing,
+            "Gradients accumulate: x.grad adds up over the steps. "
+            "Zero it (x.grad.zero_()) after each update.",
         ),
-        "grad_of_intermediate": FunctionTask(
-            name="grad_of_intermediate",
-            label="grad_of_intermediate(x0)",
-            make_cases=_intermediate_cases,
-            reference=grad_of_intermediate_reference,
-            hint="y is not a leaf: call y.retain_grad() before z.backward(), then read y.grad.",
-            mistakes=(
-                (_x_grad_instead, "That is x.grad (dz/dx); the question asks for dz/dy: y.grad."),
-                (_y_instead, "That is the value of y, not its gradient: read y.grad."),
-            ),
-        ),
-    },
-}
+    ),
+)
+GRAD_OF_INTERMEDIATE = FunctionTask(
+    name="grad_of_intermediate",
+    label="grad_of_intermediate(x0)",
+    make_cases=_intermediate_cases,
+    reference=grad_of_intermediate_reference,
+    hint="y is not a leaf: call y.retain_grad() before z.backward(), then read y.grad.",
+    mistakes=(
+        (_x_grad_instead, "That is x.grad (dz/dx); the question asks for dz/dy: y.grad."),
+        (_y_instead, "That is the value of y, not its gradient: read y.grad."),
+    ),
+)
+
+
+def function_tasks(exercise: str) -> dict[str, FunctionTask]:
+    """The code exercises of `exercise`, by function name (from its spec)."""
+    from autograder.spec import exercise_spec
+
+    spec = exercise_spec(exercise)
+    return {p.name: p.task for p in spec.parts if p.kind == "function" and p.task is not None}
 
 
 def call_text(task: FunctionTask, case: Sequence[float]) -> str:

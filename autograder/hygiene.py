@@ -1,6 +1,8 @@
 """Notebook hygiene: strip run-dependent noise so git stores only what a reader needs.
 
-Removes per-cell execution timings, widget state blobs and stray metadata, and sets
+Removes per-cell execution timings, widget state blobs, widget views that have a still
+picture to show instead (a view without its state cannot be displayed), and stray
+metadata, and sets
 the kernelspec every notebook in this course runs with.
 """
 
@@ -20,6 +22,18 @@ LANGUAGE_INFO = {"name": "python"}
 # Cell metadata that nbgrader, nbval and the lessons rely on; everything else goes.
 KEPT_CELL_METADATA = {"nbgrader", "tags", "deletable", "editable", "slideshow"}
 KEPT_NOTEBOOK_METADATA = {"kernelspec", "language_info"}
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# What a stored output can show instead of a live widget (whose state is never stored).
+STILL_TYPES = {"text/html", "image/png"}
+
+
+def _drop_dead_widget_views(cell: Any) -> None:
+    """A widget view stored without its state cannot be shown ("model not found"):
+    drop it from outputs that carry a still picture to show instead."""
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if WIDGET_VIEW in data and STILL_TYPES & set(data):
+            del data[WIDGET_VIEW]
 
 
 def use_this_environment() -> None:
@@ -39,6 +53,7 @@ def clean(nb: Any) -> Any:
         cell.metadata = {k: v for k, v in cell.metadata.items() if k in KEPT_CELL_METADATA}
         if cell.get("attachments") == {}:
             del cell["attachments"]
+        _drop_dead_widget_views(cell)
     return nb
 
 

@@ -1,21 +1,25 @@
-"""A graded quantity: a named number (or fact) of an exercise, and what helps diagnose it."""
+"""A graded quantity: one part of an exercise, for one learner's numbers."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-Kind = Literal["forward", "local_slope", "gradient", "fact"]
-Gate = Literal["open", "shut"]
+from autograder.spec import Gate, Kind
+
+if TYPE_CHECKING:
+    from autograder.spec import ExerciseSpec, Part
 
 
 @dataclass(frozen=True)
 class Quantity:
-    """One graded answer of an exercise.
+    """One graded answer of an exercise, with PyTorch's value for one learner.
 
-    `value` is always produced by running PyTorch (see `references`), never typed in.
-    `gate` is the state of the ReLU on this quantity's backward path (None: no ReLU on it).
-    `chain_factors` are local factors of the chain a learner typically forgets.
+    `value` is always produced by running PyTorch (see `spec_engine`), never typed in.
+    `values` holds every named value of the learner's exercise (givens, forward nodes,
+    parts): the facts a diagnosis reads the chain from. `part` and `spec` are None for a
+    quantity made by hand (tests).
     """
 
     name: str
@@ -23,8 +27,10 @@ class Quantity:
     value: float | bool
     kind: Kind
     gate: Gate | None = None
-    chain_factors: tuple[float, ...] = ()
     hint: str = ""
+    part: Part | None = field(default=None, compare=False, repr=False)
+    spec: ExerciseSpec | None = field(default=None, compare=False, repr=False)
+    values: Mapping[str, float | bool] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def is_bool(self) -> bool:

@@ -52,15 +52,13 @@ from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 from autograder import diagnoses, trusted
+from autograder.budgets import BudgetExceeded, Budgets
 from autograder.hygiene import use_this_environment
+from autograder.inert import make_inert, safe_output
 from autograder.sandbox import ExecutionResult, Sandbox, Worker
+from autograder.submissions import SubmissionError, check_folder, check_student_id, read_file
 
 STATE_DIR = ".autograder"
-MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
-
-
-class SubmissionError(Exception):
-    """A submission that cannot be graded; the message says why, for the instructor."""
 
 
 @dataclass
@@ -71,6 +69,7 @@ class PreparedNotebook:
     notebook: Any
     plan: trusted.TrustedPlan
     code_cells: list[int]  # indices of the code cells, in order
+    givens: dict[str, float] = field(default_factory=dict)  # computed here, for the shim
 
 
 @dataclass
@@ -123,29 +122,24 @@ def atomic_write_json(path: Path, data: Any) -> None:
     os.replace(temporary, path)
 
 
-def fingerprint(folder: Path, source: Path) -> str:
-    """A hash of every submitted file and of the assignment's source version."""
+def fingerprint(files: list[Path], folder: Path, source: Path) -> str:
+    """A hash of every submitted file (checked: `check_folder`) and of the source version."""
     digest = hashlib.sha256()
-    for root in (folder, source):
-        for path in sorted(p for p in root.rglob("*") if p.is_file()):
-            digest.update(str(path.relative_to(root)).encode() + b"\0")
-            with open(path, "rb") as handle:
-                for chunk in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(chunk)
-        digest.update(b"\1")
+    for path in files:
+        digest.update(str(path.relative_to(folder)).encode() + b"\0")
+        digest.update(read_file(path, None))
+    digest.update(b"\1")
+    for path in sorted(p for p in source.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(source)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
-def read_submitted_notebook(path: Path) -> Any:
+def read_submitted_notebook(path: Path, budgets: Budgets) -> Any:
     """Read a submitted notebook, or raise SubmissionError saying plainly what is wrong."""
-    size = path.stat().st_size
-    if size == 0:
+    limit = int(budgets.max_notebook_mb * 1e6)
+    raw = read_file(path, limit)
+    if not raw:
         raise SubmissionError(f"{path.name} is an empty file")
-    if size > MAX_NOTEBOOK_BYTES:
-        raise SubmissionError(
-            f"{path.name} is {size / 1e6:.0f} MB, over the {MAX_NOTEBOOK_BYTES / 1e6:.0f} MB limit"
-        )
-    raw = path.read_bytes()
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -160,6 +154,9 @@ def read_submitted_notebook(path: Path) -> Any:
             f"{path.name} is in notebook format {major}; the course needs format 4 "
             "(open and save it in JupyterLab to convert it)"
         )
+    cells = data.get("cells")
+    if isinstance(cells, list):
+        budgets.check_cells(path.name, [c for c in cells if isinstance(c, dict)])
     try:
         notebook = nbformat.reads(raw.decode("utf-8"), as_version=4)
         nbformat.validate(notebook)
@@ -229,6 +226,11 @@ def shared_gradebook_engine() -> Iterator[None]:
 
 
 FLAG_KEYS = ("grade", "solution", "locked", "points")
+OUTPUT_BUDGET_NOTE = {
+    "output_type": "stream",
+    "name": "stderr",
+    "text": "[output budget reached (c.Budgets.max_outputs): further outputs are not recorded]\n",
+}
 
 
 def source_cells(db_url: str, course_id: str, assignment: str, notebook_id: str) -> dict[str, Any]:
@@ -355,6 +357,7 @@ class Grader:
         self.config = load_config(self.course_dir)
         self.coursedir = CourseDirectory(config=self.config)
         self.sandbox = Sandbox(config=self.config)
+        self.budgets = Budgets(config=self.config)
         if not sandbox:
             self.sandbox.enabled = False
         self.assignments = assignments
@@ -368,6 +371,7 @@ class Grader:
         self._workers: list[Worker] = []
         self._discovered: tuple[list[Submission], list[Outcome]] | None = None
         self._workers_lock = threading.Lock()
+        self.stop_requested = threading.Event()  # set on Ctrl-C: finish the current record
 
     # -------------------------------------------------------------- discovery
 
@@ -390,20 +394,37 @@ class Grader:
             )
         todo: list[Submission] = []
         skipped: list[Outcome] = []
+        present = sorted(p.name for p in submitted.iterdir()) if submitted.is_dir() else []
+        absent = [s for s in self.students or [] if s not in present]
+        if absent:
+            raise SubmissionError(
+                f"no submission from {', '.join(map(repr, absent))} in {submitted}"
+                + (f" (students there: {', '.join(present[:20])})" if present else " (empty)")
+            )
         if not submitted.is_dir():
             return todo, skipped
-        for student_dir in sorted(p for p in submitted.iterdir() if p.is_dir()):
+        for student_dir in sorted(submitted.iterdir()):
             if self.students and student_dir.name not in self.students:
                 continue
             for assignment in wanted:
                 folder = student_dir / assignment
-                if not folder.is_dir():
+                sub = Submission(student_dir.name, assignment, folder)
+                try:
+                    check_student_id(student_dir)
+                    files = check_folder(folder, self.budgets)
+                except SubmissionError as error:
+                    skipped.append(Outcome(sub, "failed", [str(error)]))
+                    continue
+                if files is None:
                     continue
                 source = Path(
                     self.coursedir.format_path(self.coursedir.source_directory, ".", assignment)
                 )
-                sub = Submission(student_dir.name, assignment, folder)
-                sub.fingerprint = fingerprint(folder, source)
+                try:
+                    sub.fingerprint = fingerprint(files, folder, source)
+                except SubmissionError as error:
+                    skipped.append(Outcome(sub, "failed", [str(error)]))
+                    continue
                 if not self.force and self.already_graded(sub):
                     skipped.append(Outcome(sub, "skipped"))
                 else:
@@ -461,21 +482,31 @@ class Grader:
             if path is None:
                 sub.notes.append(f"{notebook_id}.ipynb was not submitted (scores zero)")
                 continue
-            raw = read_submitted_notebook(path)
-            sub.notes += tampering_notes(
-                raw, self.source_cells(sub.assignment, notebook_id), notebook_id
-            )
+            raw = read_submitted_notebook(path, self.budgets)
+            instructor = self.source_cells(sub.assignment, notebook_id)
+            sub.notes += tampering_notes(raw, instructor, notebook_id)
             try:
                 notebook = self.sanitize(copy.deepcopy(raw), sub, notebook_id)
             except Exception as error:
                 raise SubmissionError(
                     f"{path.name}: nbgrader could not sanitise it: {error}"
                 ) from None
+            make_inert(notebook, set(instructor))
             code = [i for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
-            plan = trusted.plan(notebook.cells, self.rng)
-            sub.notebooks.append(PreparedNotebook(notebook_id, notebook, plan, code))
-        if not sub.notebooks and not any("was not submitted" in n for n in sub.notes):
-            raise SubmissionError("no notebook of the assignment was found")
+            try:
+                self.budgets.check_parses(path.name, [notebook.cells[i].source for i in code])
+            except BudgetExceeded as error:
+                raise SubmissionError(str(error)) from None
+            plan = trusted.instructor_plan(instructor, notebook.cells, self.rng)
+            givens = trusted.givens_for(plan.exercise, sub.student)
+            sub.notebooks.append(PreparedNotebook(notebook_id, notebook, plan, code, givens))
+        if not sub.notebooks:
+            found = ", ".join(sorted(p.name for p in present.values())) or "no notebook"
+            expected = ", ".join(f"{n}.ipynb" for n in notebook_ids)
+            raise SubmissionError(
+                f"none of the assignment's notebooks was submitted: expected {expected}, "
+                f"found {found} (rename the notebook and run again)"
+            )
 
     def worker(self) -> Worker:
         worker: Worker | None = getattr(self._local, "worker", None)
@@ -486,25 +517,34 @@ class Grader:
                 self._workers.append(worker)
         return worker
 
-    def execute(self, prepared: PreparedNotebook) -> ExecutionResult:
+    def execute(self, prepared: PreparedNotebook, student: str) -> ExecutionResult:
         """Run one notebook in this thread's sandboxed worker."""
         sources = [prepared.notebook.cells[i].source for i in prepared.code_cells]
         calls = trusted.function_calls(prepared.plan)
-        return self.worker().execute(sources, calls)
+        return self.worker().execute(sources, calls, prepared.givens, student)
 
     def execute_all(self, sub: Submission) -> list[ExecutionResult]:
         """Run every notebook of a submission (in a pool thread)."""
-        return [self.execute(prepared) for prepared in sub.notebooks]
+        return [self.execute(prepared, sub.student) for prepared in sub.notebooks]
 
-    def judged_cells(self, prepared: PreparedNotebook, result: ExecutionResult) -> list[Any]:
+    def judged_cells(
+        self, prepared: PreparedNotebook, result: ExecutionResult, student: str
+    ) -> list[Any]:
         """Outputs per code cell: executed outputs, failures made explicit, trusted verdicts."""
         cells = []
         stopped = False
+        budget_used, budget_over = 0, False
         for position, index in enumerate(prepared.code_cells):
             frame = result.cells.get(position)
             if frame is not None and not stopped:
-                outputs = list(frame.get("outputs", []))
+                outputs = [o for o in map(safe_output, frame.get("outputs", [])) if o]
+                room = max(0, self.budgets.max_outputs - budget_used)
+                if len(outputs) > room:
+                    outputs = outputs[:room] + ([] if budget_over else [OUTPUT_BUDGET_NOTE])
+                    budget_over = True
+                budget_used += len(outputs)
                 count = frame.get("execution_count")
+                count = count if type(count) is int else None
             else:
                 stopped = True
                 reason = result.detail or "the notebook stopped before this cell"
@@ -518,7 +558,7 @@ class Grader:
                 ]
                 count = None
             cells.append({"index": index, "outputs": outputs, "execution_count": count})
-        verdicts = trusted.verdicts(prepared.plan, prepared.notebook.cells, result.calls)
+        verdicts = trusted.verdicts(prepared.plan, prepared.notebook.cells, result.calls, student)
         for entry in cells:
             if entry["index"] in verdicts:
                 entry["outputs"] = trusted.verdict_outputs(verdicts[entry["index"]])
@@ -561,12 +601,20 @@ class Grader:
         """Judge and record one executed submission (grader thread)."""
         started = time.monotonic()
         results = future.result()
+        unexecuted = [
+            f"{prepared.notebook_id} could not be executed ({result.status}: {result.detail}); "
+            "nothing was recorded, run again to retry"
+            for prepared, result in zip(sub.notebooks, results, strict=True)
+            if not result.executed
+        ]
+        if unexecuted:
+            return self.fail(sub, unexecuted)
         checks: dict[str, list[dict[str, Any]]] = {}
         for prepared, result in zip(sub.notebooks, results, strict=True):
             checks[prepared.notebook_id] = diagnoses.notebook_checks(
-                prepared.plan, prepared.notebook.cells, result.calls
+                prepared.plan, prepared.notebook.cells, result.calls, sub.student
             )
-            cells = self.judged_cells(prepared, result)
+            cells = self.judged_cells(prepared, result, sub.student)
             sources = [prepared.notebook.cells[i].source for i in prepared.code_cells]
             record = {
                 "sources": hashlib.sha256(json.dumps(sources).encode()).hexdigest(),
@@ -617,6 +665,8 @@ class Grader:
             # Prepare and hand out one submission at a time, recording finished ones in
             # order meanwhile, so the workers start at once and never wait for the grader.
             for sub in todo:
+                if self.stop_requested.is_set():
+                    break
                 try:
                     self.prepare(sub, notebooks[sub.assignment])
                 except Exception as error:  # a broken submission fails alone
@@ -624,10 +674,14 @@ class Grader:
                     continue
                 pending.append((sub, pool.submit(self.execute_all, sub)))
                 while pending and (pending[0][1].done() or len(pending) > 4 * self.jobs):
+                    if self.stop_requested.is_set():
+                        break
                     yield self.record_outcome(*pending.popleft())
-            while pending:
+            while pending and not self.stop_requested.is_set():
                 yield self.record_outcome(*pending.popleft())
         finally:
+            if self.stop_requested.is_set():
+                self.close(now=True)  # running notebooks end now; nothing unrecorded is marked
             pool.shutdown(wait=True, cancel_futures=True)
             self.close()
 
@@ -645,10 +699,10 @@ class Grader:
         )
         return Outcome(sub, "failed", reasons + sub.notes)
 
-    def close(self) -> None:
+    def close(self, now: bool = False) -> None:
         with self._workers_lock:
             for worker in self._workers:
-                worker.stop()
+                worker.stop(now)
             self._workers.clear()
 
     def total(self) -> int:

@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 
 from autograder.release import generate
+from autograder.spec import COURSE_ID
 
 REPO = Path(__file__).resolve().parent.parent
-COURSE_ID = "backward-course"
 SAMPLE_CLASS = REPO / "instructor" / "sample_class"
 
 
@@ -40,7 +40,7 @@ def submit_sample_class(
 
 
 def expected_scores() -> dict[tuple[str, str], float]:
-    """(student, assignment) -> expected score, from the sample class's answer key."""
+    """(student, assignment) -> expected score, as tools/make_sample_class.py derives it."""
     with open(SAMPLE_CLASS / "expected_grades.csv") as handle:
         return {(r["student"], r["assignment"]): float(r["score"]) for r in csv.DictReader(handle)}
 

@@ -1,12 +1,23 @@
 """The sandbox submissions run in, and the worker processes that live inside it.
 
 Each grading slot is one worker (`autograder.execution`) started under bubblewrap:
-no network (its own network namespace), its own PID and IPC namespaces, a cleared
-environment, and a filesystem holding only the Python installation, the virtual
-environment and the course's own packages, read-only, plus private tmpfs scratch
-space. The course directory (solutions/, the gradebook, other submissions) and the
-instructor's home are simply not there. Inside, every notebook runs in a child with
-its own user, PID and mount namespaces and rlimits (see `autograder.execution`).
+no network, its own PID, IPC, UTS and cgroup namespaces, a cleared environment, and a
+read-only root holding only the Python installation and the virtual environment,
+read-only, plus the answer-free `autograder_shim` package mounted as `autograder`
+(with the worker's own `execution.py` and `framing.py`). The course directory, the real
+`autograder` package (references, diagnoses, functions), solutions/, the gradebook,
+other submissions and the instructor's home are not there.
+
+Identity: graded as root, the worker runs as an unprivileged user (`Sandbox.user`,
+default `nobody`); graded as an ordinary user, as that user. Either way its user
+namespace maps to that unprivileged uid, never to root.
+
+Limits: every notebook's processes together live in their own cgroups (memory including
+in-memory files, process count, CPU share), created by the grader and joined by the
+notebook before any of its code runs. Where that cannot be done the grader refuses to
+grade (`SandboxUnavailable`) unless the instructor opts out with
+`c.Sandbox.require_cgroups = False`. See `autograder.execution` for what each notebook's
+child adds (its own namespaces, private size-capped tmpfs, no capabilities, seccomp).
 
 Limits are set in `nbgrader_config.py`, e.g. `c.Sandbox.memory_mb = 1024`.
 """
@@ -14,14 +25,16 @@ Limits are set in `nbgrader_config.py`, e.g. `c.Sandbox.memory_mb = 1024`.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
+import pwd
 import select
-import shlex
 import shutil
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +43,18 @@ from traitlets.config import Configurable
 
 from autograder.framing import FrameError, read_frame, write_frame
 
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+CONTROLLERS = ("memory", "pids", "cpu")
+SHIM_DIR = Path(__file__).resolve().parent.parent / "autograder_shim"
+WORKER_FILES = ("execution.py", "framing.py", "confine.py")  # answer-free, mounted beside the shim
+INSIDE_PACKAGES = "/opt/autograder"  # on PYTHONPATH in the sandbox
+INSIDE_CGROUP = "/run/cgroup"  # where the notebook group's cgroup.procs files appear
+WORKER_TMP_MB = 32
+_GROUP_IDS = count()
+
 
 class SandboxUnavailable(RuntimeError):
-    """Grading would have to run learner code unconfined; refuse unless opted out."""
+    """Grading would have to run learner code unconfined or unlimited; refuse."""
 
 
 class Sandbox(Configurable):  # type: ignore[misc]
@@ -40,13 +62,39 @@ class Sandbox(Configurable):  # type: ignore[misc]
 
     enabled = Bool(True, help="Run submissions in bubblewrap. False is unsafe.").tag(config=True)
     wall_seconds = Float(120.0, help="Wall time for a whole notebook, seconds.").tag(config=True)
-    cpu_seconds = Float(120.0, help="CPU time for a whole notebook, seconds.").tag(config=True)
-    memory_mb = Float(2048.0, help="Memory a notebook may add, MiB.").tag(config=True)
-    max_processes = Int(64, help="Processes and threads a notebook may run.").tag(config=True)
+    cpu_seconds = Float(120.0, help="CPU time of each process of a notebook, seconds.").tag(
+        config=True
+    )
+    cpus = Float(1.0, help="CPU share of a notebook's processes together, in cores.").tag(
+        config=True
+    )
+    memory_mb = Float(
+        2048.0, help="Memory a notebook's processes together may add (in-memory files too), MiB."
+    ).tag(config=True)
+    max_processes = Int(64, help="Processes and threads of a notebook together.").tag(config=True)
     max_output_bytes = Int(4_000_000, help="Output recorded per notebook, bytes.").tag(config=True)
     max_file_mb = Float(64.0, help="Largest file a notebook may write, MiB.").tag(config=True)
-    scratch_mb = Float(256.0, help="Size of the private scratch filesystem, MiB.").tag(config=True)
+    scratch_mb = Float(256.0, help="Size of each private writable filesystem, MiB.").tag(
+        config=True
+    )
     bwrap = Unicode("bwrap", help="The bubblewrap executable.").tag(config=True)
+    user = Unicode(
+        "nobody",
+        help="Graded as root: the unprivileged user the sandbox runs as (a dedicated account "
+        "is best). Ignored when grading as an ordinary user.",
+    ).tag(config=True)
+    cgroup_parent = Unicode(
+        "",
+        help="cgroup (v1) under which per-notebook groups are made: '/autograder-grader' is "
+        "that path under each controller's mount (e.g. delegated to the grading user); a "
+        "relative path is under the grader's own cgroup of each controller. Default: the "
+        "grader's own cgroup.",
+    ).tag(config=True)
+    require_cgroups = Bool(
+        True,
+        help="Refuse to grade when per-notebook memory/CPU/process limits cannot be enforced "
+        "with cgroups. False keeps only per-process rlimits (weaker).",
+    ).tag(config=True)
 
     def limits(self) -> dict[str, float]:
         """The limits as sent to the execution worker."""
@@ -62,35 +110,100 @@ class Sandbox(Configurable):  # type: ignore[misc]
         return {name: float(getattr(self, name)) for name in names}
 
 
-def package_dirs() -> list[Path]:
-    """Directories of the course's own packages (for editable installs outside the venv)."""
-    import autograd_lessons
-    import autograder
+# ---------------------------------------------------------------- identity
 
-    return [Path(str(m.__file__)).resolve().parent for m in (autograder, autograd_lessons)]
+
+@dataclass(frozen=True)
+class Identity:
+    """Who the sandbox runs as on the host (None: the grader's own, unprivileged, user)."""
+
+    uid: int | None = None
+    gid: int | None = None
+
+    @property
+    def host_uid(self) -> int:
+        return os.geteuid() if self.uid is None else self.uid
+
+
+def sandbox_identity(sandbox: Sandbox) -> Identity:
+    """The unprivileged identity outside the sandbox; SandboxUnavailable if there is none."""
+    if os.geteuid() != 0:
+        return Identity()
+    try:
+        entry = pwd.getpwnam(sandbox.user)
+    except KeyError:
+        raise SandboxUnavailable(
+            f"grading as root needs an unprivileged user for the sandbox; {sandbox.user!r} "
+            "does not exist (set c.Sandbox.user, e.g. `useradd --system autograder-sandbox`)"
+        ) from None
+    if entry.pw_uid == 0 or entry.pw_gid == 0:
+        raise SandboxUnavailable(f"c.Sandbox.user {sandbox.user!r} is root; choose another user")
+    return Identity(entry.pw_uid, entry.pw_gid)
+
+
+# ---------------------------------------------------------------- filesystem
+
+
+def real_package_dirs() -> list[Path]:
+    """Where the real (answer-holding) `autograder` package is installed."""
+    spec = importlib.util.find_spec("autograder")
+    dirs = [Path(p).resolve() for p in (spec.submodule_search_locations or [])] if spec else []
+    return dirs
 
 
 def readable_paths() -> list[Path]:
-    """Everything the sandbox may read: system libraries, Python, the venv, our packages."""
+    """What the sandbox may read: system libraries, Python and the venv (read-only)."""
     paths = [Path(p) for p in ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc/ld.so.cache")]
     paths += [Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()]
-    paths += package_dirs()
     return [p for p in dict.fromkeys(paths) if p.exists()]
 
 
-def bwrap_command(sandbox: Sandbox, python: str) -> list[str]:
+def shim_files() -> dict[str, Path]:
+    """Inside name -> host file of the package mounted as `autograder` in the sandbox."""
+    here = Path(__file__).resolve().parent
+    files = {"__init__.py": SHIM_DIR / "__init__.py"}
+    files.update({name: here / name for name in WORKER_FILES})
+    return files
+
+
+def hidden_dirs(readable: list[Path]) -> list[Path]:
+    """Real autograder packages that lie inside a mounted path: covered in the sandbox."""
+    return [
+        d
+        for d in real_package_dirs()
+        if any(d == p or p in d.parents for p in readable) and d != SHIM_DIR
+    ]
+
+
+def bwrap_command(sandbox: Sandbox, python: str, groups: NotebookGroups | None) -> list[str]:
     """The bubblewrap command line that starts one execution worker."""
     command = [sandbox.bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
     command += ["--uid", "65534", "--gid", "65534", "--unshare-user"]
-    # Scratch space first: a venv or course under /tmp is then bound on top of it.
-    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/scratch"]
-    for path in readable_paths():
+    command += ["--proc", "/proc", "--dev", "/dev", "--dir", "/tmp", "--dir", "/scratch"]
+    command += ["--size", str(WORKER_TMP_MB << 20), "--tmpfs", "/run/worker"]
+    readable = readable_paths()
+    for path in readable:
         command += ["--ro-bind", str(path), str(path)]
+    for path in hidden_dirs(readable):
+        command += ["--tmpfs", str(path), "--remount-ro", str(path)]
+    package = f"{INSIDE_PACKAGES}/autograder"
+    command += ["--dir", package]
+    for name, source in shim_files().items():
+        command += ["--ro-bind", str(source), f"{package}/{name}"]
+    if groups is not None:
+        command += ["--dir", INSIDE_CGROUP]
+        for controller, group in groups.notebook.items():
+            command += ["--bind", str(group / "cgroup.procs"), f"{INSIDE_CGROUP}/{controller}"]
+    command += ["--remount-ro", "/dev", "--remount-ro", "/"]
     command += ["--chdir", "/scratch", "--clearenv"]
     env = {
         "PATH": f"{Path(sys.prefix) / 'bin'}:/usr/bin:/bin",
-        "HOME": "/scratch",
-        "MPLCONFIGDIR": "/tmp/matplotlib",
+        "HOME": "/run/worker",
+        "TMPDIR": "/run/worker",
+        "IPYTHONDIR": "/run/worker/ipython",
+        "PYTHONPATH": INSIDE_PACKAGES,
+        "PYTHONNOUSERSITE": "1",
+        "MPLCONFIGDIR": "/run/worker/matplotlib",
         "PYTHONDONTWRITEBYTECODE": "1",
         "LANG": "C.UTF-8",
         "OMP_NUM_THREADS": "1",
@@ -100,8 +213,114 @@ def bwrap_command(sandbox: Sandbox, python: str) -> list[str]:
     return [*command, python, "-m", "autograder.execution"]
 
 
+# ---------------------------------------------------------------- cgroups
+
+
+def own_cgroup(controller: str) -> str:
+    """This process's cgroup path in a v1 controller's hierarchy ('' when not mounted)."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, names, path = line.split(":", 2)
+            if controller in names.split(","):
+                return path
+    return ""
+
+
+def cgroup_bases(sandbox: Sandbox) -> dict[str, Path]:
+    """Per controller, the v1 cgroup directory under which notebook groups are made."""
+    bases = {}
+    for controller in CONTROLLERS:
+        mount = CGROUP_ROOT / controller
+        parent = sandbox.cgroup_parent
+        if not parent.startswith("/"):
+            parent = f"{own_cgroup(controller)}/{parent}"
+        bases[controller] = mount / parent.strip("/")
+    return bases
+
+
+def check_cgroups(sandbox: Sandbox, identity: Identity) -> dict[str, Path]:
+    """The cgroup bases, verified usable; SandboxUnavailable saying how to fix it."""
+    user = pwd.getpwuid(os.geteuid()).pw_name
+    problems = []
+    bases = cgroup_bases(sandbox)
+    for controller, base in bases.items():
+        mount = CGROUP_ROOT / controller
+        if not (mount / "cgroup.procs").exists():
+            problems.append(f"no cgroup v1 '{controller}' controller at {mount}")
+            continue
+        probe = base / f"autograder-probe-{os.getpid()}-{next(_GROUP_IDS)}"
+        try:
+            probe.mkdir()
+            probe.rmdir()
+        except OSError as error:
+            problems.append(f"cannot create a cgroup under {base} ({error.strerror})")
+    if problems:
+        delegate = "autograder-" + user
+        raise SandboxUnavailable(
+            "per-notebook memory, CPU and process limits need cgroups: "
+            + "; ".join(problems)
+            + ". An administrator can delegate a subtree, e.g. `for c in memory pids cpu; "
+            f"do sudo mkdir -p /sys/fs/cgroup/$c/{delegate} && sudo chown -R {user} "
+            f"/sys/fs/cgroup/$c/{delegate}; done` and set c.Sandbox.cgroup_parent = "
+            f"'/{delegate}'; or opt out with c.Sandbox.require_cgroups = False "
+            "(per-process limits only)."
+        )
+    return bases
+
+
+@dataclass
+class NotebookGroups:
+    """One worker's cgroups: the worker in `worker`, each notebook in `notebook` (limited)."""
+
+    top: dict[str, Path]
+    worker: dict[str, Path]
+    notebook: dict[str, Path]
+
+    def remove(self) -> None:
+        for groups in (self.notebook, self.worker, self.top):
+            for group in groups.values():
+                with contextlib.suppress(OSError):  # an emptied group may linger a moment
+                    group.rmdir()
+
+
+def make_groups(sandbox: Sandbox, bases: dict[str, Path], identity: Identity) -> NotebookGroups:
+    """Create a worker's cgroups with the notebook limits; the sandbox user may join them."""
+    name = f"autograder-{os.getpid()}-{next(_GROUP_IDS)}"
+    groups = NotebookGroups({}, {}, {})
+    try:
+        for controller, base in bases.items():
+            top = base / name
+            top.mkdir()
+            groups.top[controller] = top
+            for part, store in (("worker", groups.worker), ("notebook", groups.notebook)):
+                (top / part).mkdir()
+                store[controller] = top / part
+        memory = groups.notebook["memory"]
+        limit = str(int(sandbox.memory_mb * (1 << 20)))
+        (memory / "memory.limit_in_bytes").write_text(limit)
+        if (memory / "memory.memsw.limit_in_bytes").exists():
+            (memory / "memory.memsw.limit_in_bytes").write_text(limit)
+        (groups.notebook["pids"] / "pids.max").write_text(str(sandbox.max_processes))
+        # The worker itself: bubblewrap, its shell, the worker and a notebook's first fork.
+        (groups.worker["pids"] / "pids.max").write_text("16")
+        cpu = groups.notebook["cpu"]
+        (cpu / "cpu.cfs_period_us").write_text("100000")
+        (cpu / "cpu.cfs_quota_us").write_text(str(max(1000, int(sandbox.cpus * 100000))))
+        if identity.uid is not None:
+            for group in [*groups.worker.values(), *groups.notebook.values()]:
+                for entry in ("cgroup.procs", "tasks"):
+                    os.chown(group / entry, identity.uid, identity.gid or -1)
+    except OSError as error:
+        groups.remove()
+        raise SandboxUnavailable(f"cannot set up the notebook's cgroups: {error}") from None
+    return groups
+
+
+# ---------------------------------------------------------------- checks
+
+
 def check_sandbox(sandbox: Sandbox) -> None:
-    """Raise SandboxUnavailable with a clear message if bubblewrap cannot run here."""
+    """Raise SandboxUnavailable with a clear message if the sandbox cannot run here."""
     if not sys.platform.startswith("linux"):
         raise SandboxUnavailable(
             f"the grading sandbox needs Linux (this is {sys.platform}). "
@@ -112,10 +331,15 @@ def check_sandbox(sandbox: Sandbox) -> None:
             "bubblewrap is not installed: `sudo apt-get install bubblewrap` (or `make system`). "
             "Pass --no-sandbox to run submissions unconfined (unsafe)."
         )
+    identity = sandbox_identity(sandbox)
     probe = subprocess.run(
         [sandbox.bwrap, "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "true"],
         capture_output=True,
         text=True,
+        user=identity.uid,
+        group=identity.gid,
+        extra_groups=[] if identity.uid is not None else None,
+        cwd="/",
     )
     if probe.returncode != 0:
         raise SandboxUnavailable(
@@ -124,44 +348,29 @@ def check_sandbox(sandbox: Sandbox) -> None:
             "user namespaces (sysctl kernel.unprivileged_userns_clone=1), or pass --no-sandbox "
             "to run submissions unconfined (unsafe)."
         )
+    if sandbox.require_cgroups:
+        check_cgroups(sandbox, identity)
 
 
-def pids_cgroup_root() -> Path | None:
-    """A writable cgroup directory with a pids controller, if this machine has one."""
-    for candidate in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
-        if (candidate / "cgroup.procs").exists() and os.access(candidate, os.W_OK):
-            controllers = candidate / "cgroup.controllers"
-            if candidate.name == "pids" or (
-                controllers.exists() and "pids" in controllers.read_text().split()
-            ):
-                return candidate
-    return None
-
-
-def process_limit_group(max_processes: int) -> Path | None:
-    """A new pids cgroup capping a worker's process tree (needed when grading as root,
-    where RLIMIT_NPROC does not apply). Returns None where cgroups are not writable."""
-    root = pids_cgroup_root()
-    if root is None:
-        return None
-    group = root / f"autograder-{os.getpid()}-{time.monotonic_ns()}"
-    try:
-        group.mkdir()
-        (group / "pids.max").write_text(str(max_processes))
-    except OSError:
-        return None
-    return group
+# ---------------------------------------------------------------- workers
 
 
 @dataclass
 class ExecutionResult:
     """What one notebook's execution produced."""
 
-    status: str  # ok | timeout | died | output_limit | error | worker_died | protocol
+    # ok | timeout | died | output_limit | error | worker_died | protocol | unavailable
+    status: str
     detail: str = ""
     cells: dict[int, dict[str, Any]] = field(default_factory=dict)
     calls: list[dict[str, Any]] = field(default_factory=list)
     elapsed: float = 0.0
+    started: bool = False  # did any of the notebook's own code start to run?
+
+    @property
+    def executed(self) -> bool:
+        """Whether the notebook really ran: False means a failure of the grader, not of it."""
+        return self.started and self.status not in ("worker_died", "unavailable")
 
 
 class Worker:
@@ -171,33 +380,56 @@ class Worker:
         self.sandbox = sandbox
         self.log_dir = log_dir
         self.process: subprocess.Popen[bytes] | None = None
-        self.cgroup: Path | None = None
+        self.groups: NotebookGroups | None = None
+        self.log_path = log_dir / f"worker-{os.getpid()}-{id(self)}.log"
 
     def start(self) -> None:
         """Start the worker and wait until it has imported torch and is ready."""
         python = str(Path(sys.prefix) / "bin" / "python")
-        if self.sandbox.enabled:
-            command = bwrap_command(self.sandbox, python)
-            env = None
-        else:
-            command = [python, "-m", "autograder.execution"]
-            env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+        identity = Identity()
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        stderr = open(self.log_dir / f"worker-{os.getpid()}-{id(self)}.log", "ab")  # noqa: SIM115
-        # The worker, the notebook's child and torch's threads need a few beyond the limit.
-        self.cgroup = process_limit_group(self.sandbox.max_processes + 16)
-        if self.cgroup is not None:
-            # Join the group before anything forks, so the whole tree is counted.
-            procs = shlex.quote(str(self.cgroup / "cgroup.procs"))
-            command = ["/bin/sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *command]
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env
-        )
-        stderr.close()
+        try:
+            if self.sandbox.enabled:
+                identity = sandbox_identity(self.sandbox)
+                if self.sandbox.require_cgroups:
+                    bases = check_cgroups(self.sandbox, identity)
+                    self.groups = make_groups(self.sandbox, bases, identity)
+                command = bwrap_command(self.sandbox, python, self.groups)
+                env: dict[str, str] | None = None
+                launcher = [sys.executable, "-I", str(Path(__file__).with_name("launch.py"))]
+                if self.groups is not None:
+                    # Join the worker's groups before anything forks.
+                    launcher += [
+                        "--procs",
+                        *(str(g / "cgroup.procs") for g in self.groups.worker.values()),
+                    ]
+                if identity.uid is not None:
+                    launcher += ["--uid", str(identity.uid), "--gid", str(identity.gid)]
+                    shown = {*readable_paths(), *(f.parent for f in shim_files().values())}
+                    launcher += ["--reveal", *map(str, sorted(shown))]
+                command = [*launcher, "--", *command]
+            else:
+                command = [python, "-m", "autograder.execution"]
+                env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+            with open(self.log_path, "ab") as stderr:
+                self.process = subprocess.Popen(
+                    command,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=stderr,
+                    env=env,
+                    cwd="/",
+                    start_new_session=True,  # Ctrl-C reaches the grader, which stops them
+                )
+        except OSError as error:
+            raise SandboxUnavailable(f"cannot start the execution worker: {error}") from None
         ready = self._read(deadline=time.monotonic() + 120)
         if ready is None or ready.get("event") != "ready":
             self.stop()
-            raise RuntimeError(f"the execution worker did not start; see {self.log_dir}")
+            tail = ""
+            with contextlib.suppress(OSError):
+                tail = self.log_path.read_text(errors="replace").strip()[-600:]
+            raise SandboxUnavailable(f"the execution worker did not start: {tail or 'no output'}")
 
     def _read(self, deadline: float) -> dict[str, Any] | None:
         assert self.process is not None and self.process.stdout is not None
@@ -211,19 +443,31 @@ class Worker:
             return None
 
     def execute(
-        self, cells: list[str], calls: list[dict[str, Any]] | None = None
+        self,
+        cells: list[str],
+        calls: list[dict[str, Any]] | None = None,
+        givens: dict[str, float] | None = None,
+        learner: str = "",
     ) -> ExecutionResult:
         """Run the code cells of one notebook; never raises for anything the notebook does."""
         if self.process is None or self.process.poll() is not None:
-            self.start()
+            try:
+                self.start()
+            except (SandboxUnavailable, OSError) as error:
+                return ExecutionResult("unavailable", str(error))
         assert self.process is not None and self.process.stdin is not None
         limits = self.sandbox.limits()
         request = {
             "cells": cells,
             "limits": limits,
             "calls": calls or [],
+            "givens": givens or {},
+            "learner": learner,
             "isolate": True,
             "require_isolation": self.sandbox.enabled,
+            "cgroups": (
+                [f"{INSIDE_CGROUP}/{c}" for c in self.groups.notebook] if self.groups else []
+            ),
         }
         try:
             write_frame(self.process.stdin.fileno(), request)
@@ -246,23 +490,26 @@ class Worker:
                 result.status = str(frame.get("status", "error"))
                 result.detail = str(frame.get("detail", ""))
                 result.elapsed = float(frame.get("elapsed", 0.0))
+                result.started = bool(frame.get("started", False))
+                if not result.started:
+                    self.stop()  # set-up failed: start afresh for the next notebook
                 return result
 
-    def stop(self) -> None:
-        """Stop the worker (it is restarted by the next execute)."""
-        if self.process is None:
-            return
-        try:
-            if self.process.stdin:
-                self.process.stdin.close()
-            self.process.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            self.process.kill()
-            self.process.wait()
-        if self.process.stdout:
-            self.process.stdout.close()
-        self.process = None
-        if self.cgroup is not None:
-            with contextlib.suppress(OSError):  # an emptied group may linger a moment
-                self.cgroup.rmdir()
-            self.cgroup = None
+    def stop(self, now: bool = False) -> None:
+        """Stop the worker (it is restarted by the next execute); `now`: kill it at once."""
+        if self.process is not None:
+            try:
+                if now:
+                    self.process.kill()
+                if self.process.stdin:
+                    self.process.stdin.close()
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait()
+            if self.process.stdout:
+                self.process.stdout.close()
+            self.process = None
+        if self.groups is not None:
+            self.groups.remove()
+            self.groups = None

@@ -5,7 +5,9 @@ from whatever happened in the learner's kernel: the answer is read from the cell
 with `byhand` (nothing executed), the reference comes from PyTorch in the grader process,
 and the test cell's outputs are replaced by the verdict before nbgrader records grades.
 `exercise.check_function("train")` is judged on random cases drawn here, from the numbers
-the sandboxed function returned, against references computed here.
+the sandboxed function returned, against references computed here. The references are
+those of the student whose folder the submission is in (`spec.learner_givens`), never
+numbers the notebook claims.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autograder.byhand import read_hand_answers
-from autograder.check import judge_hand_answer
 from autograder.diagnose import Verdict
-from autograder.functions import FUNCTION_TASKS, judge_function_results
+from autograder.functions import function_tasks
 from autograder.references import EXERCISES
+from autograder.spec import learner_givens
+from autograder.spec_answers import JudgeContext, judge
 
 
 @dataclass
@@ -66,7 +69,7 @@ def plan(cells: list[Any], rng: random.Random) -> TrustedPlan:
     result = TrustedPlan(exercise=exercise_name(cells))
     if result.exercise is None:
         return result
-    tasks = FUNCTION_TASKS.get(result.exercise, {})
+    tasks = function_tasks(result.exercise)
     for index, cell in enumerate(cells):
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
@@ -86,49 +89,109 @@ def plan(cells: list[Any], rng: random.Random) -> TrustedPlan:
     return result
 
 
+def instructor_plan(
+    source_cells: dict[str, dict[str, Any]], cells: list[Any], rng: random.Random
+) -> TrustedPlan:
+    """The plan from the instructor's cells in the gradebook, never from the submission.
+
+    `source_cells` maps grade_id -> the instructor's source and nbgrader flags (see
+    `runner.source_cells`); the exercise is named in one of its locked cells, and its
+    test cells that check through the grader are found by their instructor source, then
+    located in the submitted `cells` by grade_id. A test cell missing from the
+    submission loses its points; nothing the submission adds or removes changes which
+    cells are judged here, or against what.
+    """
+    exercise = None
+    for info in source_cells.values():
+        if exercise is None and info.get("locked") and isinstance(info.get("source"), str):
+            exercise = _exercise_in(info["source"])
+    result = TrustedPlan(exercise=exercise)
+    if exercise is None:
+        return result
+    tasks = function_tasks(exercise)
+    where = {
+        cell.metadata.get("nbgrader", {}).get("grade_id"): index
+        for index, cell in reversed(list(enumerate(cells)))
+        if cell.cell_type == "code"
+    }
+    for grade_id, info in source_cells.items():
+        source = info.get("source")
+        if not info.get("grade") or info.get("solution") or not isinstance(source, str):
+            continue
+        index = where.get(grade_id)
+        for call in _calls(source):
+            func, args = call.func, _string_args(call)
+            if not isinstance(func, ast.Attribute) or not args or index is None:
+                continue
+            if func.attr == "check":
+                result.hand_checks.setdefault(index, []).extend(args)
+            elif func.attr == "check_function" and len(args) == 1 and args[0] in tasks:
+                result.function_checks[index] = args[0]
+                result.cases.setdefault(args[0], tasks[args[0]].make_cases(rng))
+    return result
+
+
+def _exercise_in(source: str) -> str | None:
+    for call in _calls(source):
+        if isinstance(call.func, ast.Name) and call.func.id == "Exercise":
+            args = _string_args(call)
+            if args and len(args) == 1 and args[0] in EXERCISES:
+                return args[0]
+    return None
+
+
+def givens_for(exercise: str | None, student: str) -> dict[str, float]:
+    """`student`'s given values (the folder name), computed outside the sandbox."""
+    if exercise is None:
+        return {}
+    return {str(k): float(v) for k, v in learner_givens(exercise, student).items()}
+
+
 def function_calls(trusted: TrustedPlan) -> list[dict[str, Any]]:
     """The calls the sandboxed worker makes after running the cells."""
     return [{"function": name, "cases": cases} for name, cases in trusted.cases.items()]
 
 
-def _function_verdict(
-    exercise: str, name: str, cases: list[tuple[float, ...]], call: dict[str, Any] | None
-) -> Verdict:
-    task = FUNCTION_TASKS[exercise][name]
+def _function_results(
+    name: str, cases: list[tuple[float, ...]], call: dict[str, Any] | None
+) -> list[object] | str:
+    """The plain numbers the sandboxed function returned, or why there are none."""
     if call is None or "results" not in call:
-        reason = (call or {}).get("error", "the notebook did not finish, so it was never called")
-        return Verdict(False, f"✗ `{name}` could not be tested: {reason}.", "not_run")
+        return str((call or {}).get("error", "the notebook did not finish"))
     results: list[object] = []
     for case, item in zip(cases, call["results"], strict=False):
         if not isinstance(item, dict) or "value" not in item:
             error = item.get("error", "no result") if isinstance(item, dict) else "no result"
-            return Verdict(False, f"✗ {name}{tuple(case)}: {error}", "raised")
+            return f"{name}{tuple(case)}: {error}"
         value = item["value"]
         results.append(float(value) if type(value) in (int, float) else None)
-    if len(results) != len(cases):
-        return Verdict(False, f"✗ `{name}` was not called on every case.", "not_run")
-    return judge_function_results(task, cases, results)
+    return results
 
 
 def verdicts(
-    trusted: TrustedPlan, cells: list[Any], calls: list[dict[str, Any]]
+    trusted: TrustedPlan, cells: list[Any], calls: list[dict[str, Any]], student: str
 ) -> dict[int, list[Verdict]]:
-    """Every trusted test cell's verdicts, from the notebook text and the function results."""
+    """Every trusted test cell's verdicts, for `student`'s numbers, from the notebook text."""
     if trusted.exercise is None:
         return {}
+    exercise = trusted.exercise
+    givens = givens_for(exercise, student)
     code_sources = [cell.source for cell in cells if cell.cell_type == "code"]
-    answers = read_hand_answers(code_sources)
     by_function = {str(c.get("function")): c for c in calls}
+    context = JudgeContext(
+        exercise,
+        givens,
+        read_hand_answers(code_sources, givens),
+        calls={
+            name: (cases, _function_results(name, cases, by_function.get(name)))
+            for name, cases in trusted.cases.items()
+        },
+    )
     found: dict[int, list[Verdict]] = {}
     for index, names in trusted.hand_checks.items():
-        found[index] = [
-            judge_hand_answer(trusted.exercise, name, answers.get(name)) for name in names
-        ]
+        found[index] = [judge(exercise, name, context) for name in names]
     for index, name in trusted.function_checks.items():
-        verdict = _function_verdict(
-            trusted.exercise, name, trusted.cases[name], by_function.get(name)
-        )
-        found.setdefault(index, []).append(verdict)
+        found.setdefault(index, []).append(judge(exercise, name, context))
     return found
 
 

@@ -385,3 +385,21 @@ def test_chains_of_names_agree_with_python(values: list[float]) -> None:
     for v in values[1:]:
         expected = expected * 2 - v
     assert answer(f"n{len(values) - 1}", *cells).value == expected
+
+
+def test_the_given_cell_binds_the_learners_numbers() -> None:
+    """The numbers come from the grader, never from the notebook."""
+    cells = ['x, w = exercise.given("x", "w")', "h = w * x", 'b = exercise.given("b")']
+    answers = read_hand_answers(cells, {"x": 3.0, "w": -2.0, "b": 4.0})
+    assert answers["h"].value == -6.0
+    assert answers["b"].value == 4.0
+    unknown = read_hand_answers(['x = exercise.given("secret")'], {"x": 3.0})["x"]
+    assert unknown.status == "not_arithmetic"
+    without = read_hand_answers(cells)["h"]
+    assert without.status == "not_arithmetic"
+
+
+def test_evaluate_expression() -> None:
+    assert byhand.evaluate_expression("2 * (a - y)", {"a": 5.0, "y": 2.0}) == 6.0
+    with pytest.raises(ValueError, match="cannot evaluate"):
+        byhand.evaluate_expression("w.grad", {"w": 1.0})

@@ -17,17 +17,45 @@ import torch
 
 from autograder.byhand import HandAnswer, read_hand_answers
 from autograder.check import AnswerMismatch, Exercise, judge_hand_answer
-from autograder.diagnose import MISSING
+from autograder.diagnose import MISSING, Verdict, format_value
 from autograder.functions import (
-    FUNCTION_TASKS,
+    GRAD_OF_INTERMEDIATE,
+    TRAIN,
     grad_of_intermediate_reference,
     judge_function_results,
     train_reference,
     train_without_zeroing,
 )
+from autograder.references import reference_quantities
+from autograder.spec import exercise_spec, learner_givens
 
 NEURON = "03_a_neuron_by_hand"
+TESTER = "tester"
+"""Whose numbers Exercise uses in these tests (JUPYTERHUB_USER)."""
+MINE = reference_quantities(NEURON, learner_givens(NEURON, TESTER))
+DW = format_value(MINE["dL_dw"].value)
+H = MINE["h"].value
+
+
+@pytest.fixture(autouse=True)
+def as_tester(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUPYTERHUB_USER", TESTER)
+
+
 MECHANICS = "05_three_mechanics"
+FUNCTION_TASKS = {MECHANICS: {"train": TRAIN, "grad_of_intermediate": GRAD_OF_INTERMEDIATE}}
+
+
+def lesson(exercise: str) -> dict[str, float]:
+    """The lesson's numbers (the worked example, where dL/dw = 12)."""
+    spec = exercise_spec(exercise)
+    return {**spec.lesson_givens, **spec.constants}
+
+
+def judge(
+    exercise: str, name: str, answer: HandAnswer | None = None, runtime: object = MISSING
+) -> Verdict:
+    return judge_hand_answer(exercise, name, answer, runtime, givens=lesson(exercise))
 
 
 def hand(source: str, name: str = "dL_dw") -> HandAnswer | None:
@@ -38,66 +66,66 @@ def hand(source: str, name: str = "dL_dw") -> HandAnswer | None:
 
 
 def test_hand_arithmetic_passes() -> None:
-    verdict = judge_hand_answer(NEURON, "dL_dw", hand("dL_dw = 2 * (5 - 2) * 2"))
+    verdict = judge(NEURON, "dL_dw", hand("dL_dw = 2 * (5 - 2) * 2"))
     assert verdict.passed and verdict.message == "✓ dL/dw = 12.0 matches PyTorch"
 
 
 def test_an_answer_computed_with_autograd_scores_zero() -> None:
-    verdict = judge_hand_answer(NEURON, "dL_dw", hand("dL_dw = w.grad.item()"), 12.0)
+    verdict = judge(NEURON, "dL_dw", hand("dL_dw = w.grad.item()"), 12.0)
     assert (verdict.passed, verdict.reason) == (False, "autograd")
     assert "computed with autograd (uses `.grad`)" in verdict.message
     assert "by hand means by hand: write the arithmetic, e.g. `2 * (5 - 2)`" in verdict.message
 
 
 def test_a_tensor_answer_is_not_arithmetic() -> None:
-    verdict = judge_hand_answer(NEURON, "dL_dw", hand("dL_dw = torch.tensor(12.0)"))
+    verdict = judge(NEURON, "dL_dw", hand("dL_dw = torch.tensor(12.0)"))
     assert verdict.reason == "not_arithmetic"
     assert "calls `torch.tensor`" in verdict.message
     assert "Write numbers with + - * / **" in verdict.message
 
 
 def test_unanswered_and_unreadable() -> None:
-    assert judge_hand_answer(NEURON, "dL_dw", None).reason == "unanswered"
-    assert judge_hand_answer(NEURON, "dL_dw", hand("dL_dw = ...")).reason == "unanswered"
-    todo = judge_hand_answer(NEURON, "dL_dw", hand("dL_dw = 12\nraise NotImplementedError()"))
+    assert judge(NEURON, "dL_dw", None).reason == "unanswered"
+    assert judge(NEURON, "dL_dw", hand("dL_dw = ...")).reason == "unanswered"
+    todo = judge(NEURON, "dL_dw", hand("dL_dw = 12\nraise NotImplementedError()"))
     assert todo.reason == "unanswered" and "NotImplementedError" in todo.message
-    broken = judge_hand_answer(NEURON, "dL_dw", hand("dL_dw = 12 / 0"))
+    broken = judge(NEURON, "dL_dw", hand("dL_dw = 12 / 0"))
     assert broken.reason == "error" and "division by zero" in broken.message
 
 
 def test_a_wrong_hand_answer_is_diagnosed() -> None:
-    verdict = judge_hand_answer(NEURON, "dL_dw", hand("dL_dw = (5 - 2) * 2"))
-    assert verdict.reason == "half"
+    verdict = judge(NEURON, "dL_dw", hand("dL_dw = 2 * (5 - 2) * 2 * 3"))
+    assert verdict.reason == "given_extra"
 
 
 def test_bool_hand_answers() -> None:
     answer = hand("flag = 1 > 2", "requires_grad_inside_no_grad")
     assert answer is None
     answer = hand("requires_grad_inside_no_grad = False", "requires_grad_inside_no_grad")
-    assert judge_hand_answer(MECHANICS, "requires_grad_inside_no_grad", answer).passed
+    assert judge(MECHANICS, "requires_grad_inside_no_grad", answer).passed
 
 
 def test_bool_facts_must_be_predicted() -> None:
     name = "requires_grad_inside_no_grad"
-    verdict = judge_hand_answer(MECHANICS, name, hand(f"{name} = y.requires_grad", name))
+    verdict = judge(MECHANICS, name, hand(f"{name} = y.requires_grad", name))
     assert verdict.reason == "not_arithmetic" and "Write True or False" in verdict.message
 
 
 def test_without_source_the_runtime_value_is_judged() -> None:
-    assert judge_hand_answer(NEURON, "dL_dw", None, 12.0).passed
-    assert judge_hand_answer(NEURON, "dL_dw", None, torch.tensor(12.0)).reason == "tensor"
+    assert judge(NEURON, "dL_dw", None, 12.0).passed
+    assert judge(NEURON, "dL_dw", None, torch.tensor(12.0)).reason == "tensor"
 
 
 def test_runtime_value_that_differs_from_the_cells_is_stale() -> None:
-    verdict = judge_hand_answer(NEURON, "dL_dw", hand("dL_dw = 12.0"), 13.0)
+    verdict = judge(NEURON, "dL_dw", hand("dL_dw = 12.0"), 13.0)
     assert verdict.reason == "stale" and "run the answer cell again" in verdict.message
-    assert judge_hand_answer(NEURON, "dL_dw", hand("dL_dw = 12.0"), 12.0).passed
-    assert judge_hand_answer(NEURON, "dL_dw", hand("dL_dw = 12"), 12).passed
+    assert judge(NEURON, "dL_dw", hand("dL_dw = 12.0"), 12.0).passed
+    assert judge(NEURON, "dL_dw", hand("dL_dw = 12"), 12).passed
 
 
 def test_unknown_names_raise_key_error() -> None:
-    with pytest.raises(KeyError, match="valid names: h, a, L"):
-        judge_hand_answer(NEURON, "nope", None)
+    with pytest.raises(KeyError, match="grades no hand answer 'nope'"):
+        judge(NEURON, "nope", None)
     with pytest.raises(KeyError, match="valid names"):
         Exercise("99_nope")
 
@@ -107,7 +135,9 @@ def test_every_reference_written_as_a_decimal_passes(exercise: str) -> None:
     """Hand answers typed as decimals pass through the whole grader path."""
     for name, q in Exercise(exercise).quantities.items():
         literal = repr(q.value) if q.is_bool else f"{float(q.value):.4g}"
-        verdict = judge_hand_answer(exercise, name, hand(f"{name} = {literal}", name))
+        verdict = judge_hand_answer(
+            exercise, name, hand(f"{name} = {literal}", name), givens=Exercise(exercise).givens
+        )
         assert verdict.passed, verdict.message
 
 
@@ -131,17 +161,19 @@ def run_check(capsys: pytest.CaptureFixture[str]) -> Runner:
 
 
 def test_check_reads_the_callers_globals(run_check: Runner) -> None:
-    out = run_check("Exercise('03_a_neuron_by_hand').check('dL_dw', 'h')", dL_dw=12.0, h=5)
-    assert out == "✓ dL/dw = 12.0 matches PyTorch\n✓ h = 5 matches PyTorch"
+    out = run_check(
+        "Exercise('03_a_neuron_by_hand').check('dL_dw', 'h')", dL_dw=MINE["dL_dw"].value, h=int(H)
+    )
+    assert out == f"✓ dL/dw = {DW} matches PyTorch\n✓ h = {int(H)} matches PyTorch"
 
 
 def test_check_raises_one_message_per_failure(run_check: Runner) -> None:
     with pytest.raises(AnswerMismatch) as caught:
-        run_check("Exercise('03_a_neuron_by_hand').check('dL_dw', 'dL_db', 'h')", dL_dw=6.0, h=5.0)
+        run_check("Exercise('03_a_neuron_by_hand').check('dL_dw', 'dL_db', 'h')", dL_dw=6.0, h=H)
     message = str(caught.value)
-    assert "✗ dL/dw = 6.0, but PyTorch gives 12.0." in message
+    assert f"✗ dL/dw = 6.0, but PyTorch gives {DW}." in message
     assert "`dL_db` is not answered yet" in message
-    assert "h = 5.0" not in message
+    assert f"h = {format_value(H)}" not in message
     assert isinstance(caught.value, AssertionError)
 
 
@@ -199,7 +231,7 @@ def intermediate_x_grad(x0: float) -> float:
     return x.grad.item()
 
 
-def judge(task: str, function: Callable[..., object], seed: int = 0) -> Any:
+def judge_function(task: str, function: Callable[..., object], seed: int = 0) -> Any:
     t = FUNCTION_TASKS[MECHANICS][task]
     cases = t.make_cases(random.Random(seed))
     return judge_function_results(t, cases, [function(*case) for case in cases])
@@ -207,23 +239,23 @@ def judge(task: str, function: Callable[..., object], seed: int = 0) -> Any:
 
 @pytest.mark.parametrize("seed", range(5))
 def test_correct_functions_pass(seed: int) -> None:
-    assert judge("train", train_fixed, seed).passed
-    assert judge("train", train_in_float64, seed).passed
-    assert judge("grad_of_intermediate", intermediate_fixed, seed).passed
-    assert judge("grad_of_intermediate", lambda x0: 2 * x0**3, seed).passed
+    assert judge_function("train", train_fixed, seed).passed
+    assert judge_function("train", train_in_float64, seed).passed
+    assert judge_function("grad_of_intermediate", intermediate_fixed, seed).passed
+    assert judge_function("grad_of_intermediate", lambda x0: 2 * x0**3, seed).passed
 
 
 def test_the_accumulation_bug_is_named() -> None:
-    verdict = judge("train", train_without_zeroing)
+    verdict = judge_function("train", train_without_zeroing)
     assert (verdict.passed, verdict.reason) == (False, "known_mistake")
     assert verdict.message.startswith("✗ train(0.0, 0.1, 10) returned 4.88001, but PyTorch gives")
     assert "Gradients accumulate" in verdict.message and "x.grad.zero_()" in verdict.message
 
 
 def test_reading_the_wrong_gradient_is_named() -> None:
-    verdict = judge("grad_of_intermediate", intermediate_x_grad)
+    verdict = judge_function("grad_of_intermediate", intermediate_x_grad)
     assert verdict.reason == "known_mistake" and "That is x.grad" in verdict.message
-    verdict = judge("grad_of_intermediate", lambda x0: x0**3)
+    verdict = judge_function("grad_of_intermediate", lambda x0: x0**3)
     assert "the value of y" in verdict.message
 
 
@@ -237,7 +269,7 @@ def test_reading_the_wrong_gradient_is_named() -> None:
     ],
 )
 def test_function_results_must_be_plain_numbers(result: object, words: str) -> None:
-    verdict = judge("train", lambda *case: result)
+    verdict = judge_function("train", lambda *case: result)
     assert not verdict.passed and words in verdict.message
 
 
@@ -298,11 +330,30 @@ RUNNER = textwrap.dedent(
 )
 
 SETUP = "import torch\nfrom autograder.check import Exercise\nex = Exercise('03_a_neuron_by_hand')"
+GIVEN = "x, w, b, y = ex.given('x', 'w', 'b', 'y')"
 SCENARIOS: dict[str, list[str]] = {
     "by_hand": [
         SETUP,
-        "x, w, b = 2.0, 3.0, -1.0",
-        "dL_dw = 2 * (w * x + b - 2) * x",
+        GIVEN,
+        "dL_dw = 2 * (w * x + b - y) * x",
+        "ex.check('dL_dw')",
+    ],
+    "follow_on": [
+        SETUP,
+        GIVEN,
+        "dL_da = w * x + b - y",
+        "dL_dh = dL_da * 1",
+        "ex.check('dL_dh')",
+    ],
+    "practice": [
+        SETUP,
+        "ex.practise()",
+        GIVEN,
+        "dL_dw = 2 * (w * x + b - y) * x",
+        "ex.check('dL_dw')",
+        "ex.practise(False)",
+        GIVEN,
+        "dL_dw = 2 * (w * x + b - y) * x",
         "ex.check('dL_dw')",
     ],
     "autograd": [
@@ -314,9 +365,9 @@ SCENARIOS: dict[str, list[str]] = {
     "tensor": [SETUP, "dL_dw = torch.tensor(12.0)", "ex.check('dL_dw')"],
     "fixed_after_retry": [
         SETUP,
-        "dL_dw = 6",
+        f"dL_dw = {MINE['dL_dw'].value / 2}",
         "ex.check('dL_dw')",
-        "dL_dw = 12.0",
+        f"dL_dw = {MINE['dL_dw'].value}",
         "ex.check('dL_dw')",
     ],
     "stale": [SETUP, "dL_dw = 12.0", "globals()['dL_dw'] = 13.0", "ex.check('dL_dw')"],
@@ -347,7 +398,12 @@ def ipython(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str
         capture_output=True,
         text=True,
         cwd=repo,
-        env={"IPYTHONDIR": str(home), "HOME": str(home), "PATH": "/usr/bin:/bin"},
+        env={
+            "IPYTHONDIR": str(home),
+            "HOME": str(home),
+            "PATH": "/usr/bin:/bin",
+            "JUPYTERHUB_USER": TESTER,
+        },
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
@@ -356,8 +412,33 @@ def ipython(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str
 
 
 def test_ipython_by_hand_passes(ipython: dict[str, list[dict[str, Any]]]) -> None:
-    last = ipython["by_hand"][-1]
-    assert last == {"ok": True, "out": "✓ dL/dw = 12.0 matches PyTorch\n", "error": None}
+    given, last = ipython["by_hand"][1], ipython["by_hand"][-1]
+    shown = ", ".join(
+        f"{n} = {format_value(v)}" for n, v in MINE["h"].values.items() if n in "xwby"
+    )
+    assert given["out"] == f"Numbers of tester (JUPYTERHUB_USER): {shown}\n"
+    assert last == {"ok": True, "out": f"✓ dL/dw = {DW} matches PyTorch\n", "error": None}
+
+
+def test_ipython_follow_on_points_at_the_earlier_part(
+    ipython: dict[str, list[dict[str, Any]]],
+) -> None:
+    last = ipython["follow_on"][-1]
+    half = format_value(MINE["dL_dh"].value / 2)
+    assert (
+        f"✗ dL/dh = {half}, but PyTorch gives {format_value(MINE['dL_dh'].value)}." in last["out"]
+    )
+    assert f"Consistent with your dL/da = {half}" in last["out"] and "fix Part D" in last["out"]
+
+
+def test_ipython_practice_numbers_are_fresh_and_not_graded(
+    ipython: dict[str, list[dict[str, Any]]],
+) -> None:
+    practice = ipython["practice"]
+    assert practice[2]["out"].startswith("Numbers of practice (fresh numbers, not graded)")
+    assert practice[4]["ok"] and practice[4]["out"].startswith("(practice numbers) ✓ dL/dw")
+    assert practice[6]["out"].startswith("Numbers of tester")
+    assert practice[8]["ok"] and f"✓ dL/dw = {DW}" in practice[8]["out"]
 
 
 def test_ipython_autograd_fails_with_a_short_message(
@@ -373,8 +454,8 @@ def test_ipython_autograd_fails_with_a_short_message(
 def test_ipython_messages(ipython: dict[str, list[dict[str, Any]]]) -> None:
     assert "calls `torch.tensor`" in ipython["tensor"][-1]["out"]
     retry = ipython["fixed_after_retry"]
-    assert "Half of PyTorch's value" in retry[2]["out"] and not retry[2]["ok"]
-    assert retry[4] == {"ok": True, "out": "✓ dL/dw = 12.0 matches PyTorch\n", "error": None}
+    assert "The local slope 2.0 of the 2 of the square" in retry[2]["out"] and not retry[2]["ok"]
+    assert retry[4] == {"ok": True, "out": f"✓ dL/dw = {DW} matches PyTorch\n", "error": None}
     assert "run the answer cell again" in ipython["stale"][-1]["out"]
     assert "has no value in the notebook" in ipython["cell_failed"][-1]["out"]
     assert "not assigned by a `dL_db = ...` line" in ipython["magic"][-1]["out"]
@@ -385,5 +466,44 @@ def test_ipython_messages(ipython: dict[str, list[dict[str, Any]]]) -> None:
 def test_outside_ipython_no_history_is_read(run_check: Runner) -> None:
     """A script has no cells to read: the runtime value alone is judged."""
     assert MISSING is not None
-    out = run_check("g = 2 * 6\nExercise('03_a_neuron_by_hand').check('dL_dw')", dL_dw=12.0)
+    out = run_check(
+        "g = 2 * 6\nExercise('03_a_neuron_by_hand').check('dL_dw')", dL_dw=MINE["dL_dw"].value
+    )
     assert out.startswith("✓")
+
+
+# --- whose numbers --------------------------------------------------------------------------
+
+
+def test_identity_under_nbgrader_autograde_is_the_submission_folder(tmp_path: Path) -> None:
+    from autograder.spec_learner import learner_identity
+
+    folder = tmp_path / "autograded" / "ben" / NEURON
+    env = {"NBGRADER_EXECUTION": "autograde", "JUPYTERHUB_USER": "someone-else"}
+    assert learner_identity(env, folder) == ("ben", "the folder nbgrader is grading")
+
+
+def test_identity_order_hub_user_then_nbgrader_then_local_user(tmp_path: Path) -> None:
+    import getpass
+
+    from autograder.spec_learner import learner_identity
+
+    assert learner_identity({"JUPYTERHUB_USER": "hub-user"}, tmp_path)[0] == "hub-user"
+    (tmp_path / "nbgrader_config.py").write_text(
+        "c = get_config()\nc.CourseDirectory.student_id = 'configured-student'\n"
+    )
+    assert learner_identity({}, tmp_path) == ("configured-student", "nbgrader's student id")
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")
+    assert learner_identity({}, tmp_path) == (getpass.getuser(), "the local user name")
+    validating = {"NBGRADER_EXECUTION": "validate", "JUPYTERHUB_USER": "hub-user"}
+    assert learner_identity(validating, tmp_path)[0] == "hub-user"
+
+
+def test_practice_is_off_while_grading(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    exercise = Exercise(NEURON)
+    exercise.practise()
+    assert "off while the notebook is graded" in capsys.readouterr().out
+    assert exercise._practice is None

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from nbgrader.api import Gradebook
 
 from autograder.cli import main
+from autograder.sample_class import (
+    expected_scores,
+    gradebook_scores,
+    make_course,
+    submit_sample_class,
+)
 from autograder.sandbox import Sandbox, SandboxUnavailable, check_sandbox
+
+ASSIGNMENT = "03_a_neuron_by_hand"
 
 BIN = Path(sys.executable).parent
 
@@ -35,6 +47,8 @@ def test_without_bubblewrap_grading_refuses_and_says_how_to_proceed(
     (tmp_path / "nbgrader_config.py").write_text(
         "c = get_config()\nc.Sandbox.bwrap = '/nonexistent/bwrap'\n"
     )
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}"):
+        pass
     assert main(["grade", "--course-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "refusing to grade" in err
@@ -49,6 +63,76 @@ def test_check_sandbox_names_the_missing_tool() -> None:
 
 def test_unknown_assignment_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}"):
+        pass
     code = main(["grade", "no_such_assignment", "--course-dir", str(tmp_path), "--no-sandbox"])
     assert code == 2
     assert "no_such_assignment" in capsys.readouterr().err
+
+
+def test_outside_a_course_folder_is_an_error_that_leaves_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["grade", "--course-dir", str(tmp_path)]) == 2
+    assert "not an nbgrader course folder" in capsys.readouterr().err
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")
+    assert main(["grade", "--course-dir", str(tmp_path)]) == 2
+    assert "no gradebook at" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nbgrader_config.py"]
+
+
+@pytest.fixture(scope="module")
+def small_course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    course = make_course(tmp_path_factory.mktemp("cli") / "course", [ASSIGNMENT])
+    submit_sample_class(course, [ASSIGNMENT])
+    return course
+
+
+def test_an_unknown_student_is_named_and_nothing_is_graded(
+    small_course: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["grade", "--course-dir", str(small_course), "--student", "nobody"]) == 2
+    err = capsys.readouterr().err
+    assert "no submission from 'nobody'" in err and "ada" in err
+    assert not (small_course / "autograded").exists()
+
+
+def test_grading_refuses_where_limits_cannot_be_enforced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    course = make_course(
+        tmp_path / "course", [ASSIGNMENT], "c.Sandbox.cgroup_parent = '/no/such/delegation'\n"
+    )
+    assert main(["grade", "--course-dir", str(course)]) == 2
+    err = capsys.readouterr().err
+    assert "refusing to grade" in err and "cgroup" in err and "require_cgroups = False" in err
+
+
+def test_ctrl_c_stops_cleanly_and_a_rerun_finishes(small_course: Path) -> None:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    command = [str(BIN / "autograder"), "grade", "--quiet", "-j", "1", "--seed", "3"]
+    process = subprocess.Popen(
+        command,
+        cwd=small_course,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    markers = small_course / ".autograder" / "graded"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not list(markers.rglob("*.json")):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130, out + err
+    assert "Traceback" not in err and "interrupted" in err
+    done = len(list(markers.rglob("*.json")))
+    students = len(list((small_course / "submitted").iterdir()))
+    assert 1 <= done < students, (done, out, err)
+    again = subprocess.run(command, cwd=small_course, env=env, capture_output=True, text=True)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"{students - done} graded, 0 failed, {done} skipped" in again.stdout
+    assert sorted(gradebook_scores(small_course)) == sorted(
+        k for k in expected_scores() if k[1] == ASSIGNMENT
+    )

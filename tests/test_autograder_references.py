@@ -1,152 +1,190 @@
-"""Every graded value is what PyTorch computes, and equals the number in the syllabus."""
+"""The specs and their engine: PyTorch computes every value, finite differences agree,
+every taught chain and model answer gives PyTorch's number; each learner's numbers are
+their own, drawn by the rules, and never the lesson's."""
 
 from __future__ import annotations
 
-import re
+import dataclasses
 import subprocess
 import sys
 
 import pytest
+import torch
 
-from autograder import references
-from autograder.diagnose import format_value
+from autograder.exercises import SPECS
 from autograder.references import EXERCISES, reference_quantities
+from autograder.spec import (
+    ExerciseSpec,
+    Part,
+    exercise_spec,
+    learner_givens,
+    practice_givens,
+    upstream,
+)
+from autograder.spec_engine import SpecError, Tape, compute
 
-# The numbers of COURSE.md, written by hand: PyTorch must agree with every one.
-SYLLABUS: dict[str, dict[str, float | bool]] = {
-    "01_what_a_gradient_is": {  # y = x², slope 2x; one step of 0.1 × slope from x = 3
-        "y_at_3": 9.0,
-        "slope_at_3": 6.0,
-        "slope_at_minus_2": -4.0,
-        "slope_at_0": 0.0,
-        "x_after_step": 2.4,
-        "y_after_step": 5.76,
-    },
-    "02_the_computation_graph": {  # x = 3, y = x**2, z = 2*y + 1
-        "requires_grad_by_default": False,
-        "x_is_leaf": True,
-        "y_value": 9.0,
-        "z_value": 19.0,
-        "operation_nodes": 3.0,  # power, multiply, add
-        "dz_dy": 2.0,
-        "dy_dx": 6.0,
-        "dz_dx": 12.0,  # 1 × 2 × 6
-    },
-    "03_a_neuron_by_hand": {  # x = 2, w = 3, b = -1, target 2
-        "h": 5.0,
-        "a": 5.0,
-        "L": 9.0,
-        "dL_da": 6.0,
-        "da_dh": 1.0,
-        "dL_dh": 6.0,
-        "dh_dw": 2.0,
-        "dh_db": 1.0,
-        "dL_dw": 12.0,
-        "dL_db": 6.0,
-    },
-    "04_the_dead_relu": {  # x = -1; LeakyReLU with negative slope 0.01
-        "h": -4.0,
-        "a": 0.0,
-        "L": 4.0,
-        "dL_da": -4.0,
-        "da_dh": 0.0,
-        "dL_dh": 0.0,
-        "dL_dw": 0.0,
-        "dL_db": 0.0,
-        "leaky_a": -0.04,
-        "leaky_L": 4.1616,
-        "leaky_dL_da": -4.08,
-        "leaky_da_dh": 0.01,
-        "leaky_dL_dw": 0.0408,
-        "leaky_dL_db": -0.0408,
-    },
-    "05_three_mechanics": {
-        "x_grad": 60.0,  # x = 2, y = x**3, z = 5y: 15x²
-        "y_grad": 5.0,
-        "y_grad_is_none_without_retain": True,
-        "grad_after_three_calls": 18.0,  # 6, 12, 18
-        "grad_after_zero_and_backward": 6.0,
-        "requires_grad_inside_no_grad": False,
-        "detached_value": 9.0,
-        "detached_requires_grad": False,
-    },
-    "06_one_backward_every_parameter": {  # w = 2, b = 1, x = 3, target 5
-        "y_value": 7.0,
-        "loss": 4.0,
-        "dL_dy": 4.0,
-        "dy_dw": 3.0,
-        "dL_dw": 12.0,
-        "dL_db": 4.0,
-    },
-    "07_try_it": {  # x = 4: y = x³ - 2x; then w2 = 0.5 after lesson 3's ReLU
-        "y_at_4": 56.0,
-        "dy_dx_at_4": 46.0,
-        "out": 2.5,
-        "L": 0.25,
-        "dL_dout": 1.0,
-        "dL_dw2": 5.0,
-        "dL_da": 0.5,
-        "dL_dh": 0.5,
-        "dL_dw": 1.0,
-        "dL_db": 0.5,
-    },
-}
+LEARNERS = [f"learner-{i}" for i in range(200)]
 
 
 def test_the_exercises_are_the_seven_lessons() -> None:
-    assert tuple(SYLLABUS) == EXERCISES
+    assert EXERCISES == (
+        "01_what_a_gradient_is",
+        "02_the_computation_graph",
+        "03_a_neuron_by_hand",
+        "04_the_dead_relu",
+        "05_three_mechanics",
+        "06_one_backward_every_parameter",
+        "07_try_it",
+    )
 
 
 @pytest.mark.parametrize("exercise", EXERCISES)
-def test_pytorch_agrees_with_the_syllabus(exercise: str) -> None:
-    computed = reference_quantities(exercise)
-    assert list(computed) == list(SYLLABUS[exercise])
-    for name, number in SYLLABUS[exercise].items():
-        value = computed[name].value
-        if isinstance(number, bool):
-            assert value is number, name
-        else:
-            assert type(value) is float, name
-            assert value == pytest.approx(number, rel=1e-6, abs=1e-7), name
+def test_every_learner_gets_checked_values(exercise: str) -> None:
+    """The engine's own checks (finite differences, chains, model answers) pass for all."""
+    spec = exercise_spec(exercise)
+    rows = compute(spec, [learner_givens(exercise, n) for n in LEARNERS])
+    assert len(rows) == len(LEARNERS)
+    for row in rows:
+        for part in spec.parts:
+            if part.gate == "shut":
+                assert row[part.name] == 0, part.name
+            if part.gate == "open" and part.kind != "forward":
+                assert row[part.name] != 0, part.name
+
+
+# The lessons' worked numbers, as docs/syllabus.md states them: the engine on the lesson's
+# givens must reproduce them (an independent, hand-written check of the engine).
+WORKED = {
+    "01_what_a_gradient_is": {"slope_start": 6.0, "slope_other": -4.0, "x_after_step": 2.4},
+    "02_the_computation_graph": {"z_value": 19.0, "operation_nodes": 3.0, "dz_dx": 12.0},
+    "03_a_neuron_by_hand": {"L": 9.0, "dL_da": 6.0, "dL_dw": 12.0, "dL_db": 6.0},
+    "04_the_dead_relu": {"L": 4.0, "dL_dw": 0.0, "leaky_L": 4.1616, "leaky_dL_dw": 0.0408},
+    "05_three_mechanics": {"x_grad": 60.0, "y_grad": 5.0, "grad_after_three_calls": 18.0},
+    "06_one_backward_every_parameter": {"loss": 4.0, "dL_dw": 12.0, "dL_db": 4.0},
+    "07_try_it": {"cubic_slope": 46.0, "out": 2.5, "dL_dw2": 5.0, "dL_dw": 1.0},
+}
 
 
 @pytest.mark.parametrize("exercise", EXERCISES)
-def test_quantities_are_consistent(exercise: str) -> None:
-    for name, q in reference_quantities(exercise).items():
-        assert q.name == name and name.isidentifier()
-        assert q.kind in ("forward", "local_slope", "gradient", "fact")
-        if q.gate == "shut":
-            assert q.value == 0, name
-        if q.gate == "open":
-            assert q.value != 0, name
-        assert all(f != 0 for f in q.chain_factors), name
-        if q.is_bool:
-            assert q.kind == "fact" and q.gate is None and not q.chain_factors
+def test_the_lessons_numbers_reproduce_the_worked_examples(exercise: str) -> None:
+    spec = exercise_spec(exercise)
+    q = reference_quantities(exercise, {**spec.lesson_givens, **spec.constants})
+    for name, number in WORKED[exercise].items():
+        assert q[name].value == pytest.approx(number, rel=1e-9, abs=1e-12), name
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_givens_follow_the_rules(exercise: str) -> None:
+    spec = exercise_spec(exercise)
+    for learner in LEARNERS:
+        g = learner_givens(exercise, learner)
+        for given in spec.givens:
+            value = g[given.name]
+            assert value in given.choices and value != given.lesson, (learner, given.name)
+            assert value not in (0.0, 1.0, -1.0) or given.lesson in (0.0, 1.0, -1.0)
+            assert round(value, 1) == value or round(value, 2) == value
+        for what, test in spec.constraints:
+            assert test(g), (learner, what)
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_learners_get_different_numbers_and_the_same_ones_every_time(exercise: str) -> None:
+    a, b = learner_givens(exercise, "alice"), learner_givens(exercise, "bob")
+    assert a != b
+    assert learner_givens(exercise, "alice") == a
+    code = (
+        "from autograder.spec import learner_givens; "
+        f"print(sorted(learner_givens({exercise!r}, 'alice').items()))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(sorted(a.items()))
+    drawn = {tuple(sorted(learner_givens(exercise, n).items())) for n in LEARNERS}
+    assert len(drawn) >= 5, "too few different sets of numbers"
+
+
+def test_practice_numbers_follow_the_rules_too() -> None:
+    for exercise, spec in SPECS.items():
+        g = practice_givens(exercise)
+        assert all(test(g) for _, test in spec.constraints)
+
+
+def test_stubs_name_what_to_assign_and_clash_with_no_given() -> None:
+    for spec in SPECS.values():
+        for part in spec.parts:
+            assert part.name not in spec.given_names, (spec.name, part.name)
+            if part.kind != "function":
+                assert part.stub.startswith(f"# {part.name} = ...  ("), part.stub
+
+
+# --- the engine catches a wrong spec --------------------------------------------------------
+
+NEURON = exercise_spec("03_a_neuron_by_hand")
+ROW = learner_givens(NEURON.name, "engine-test")
+
+
+def replace_part(spec: ExerciseSpec, name: str, **changes: object) -> ExerciseSpec:
+    parts = tuple(dataclasses.replace(p, **changes) if p.name == name else p for p in spec.parts)
+    return dataclasses.replace(spec, parts=parts)
+
+
+def test_a_wrong_chain_is_refused() -> None:
+    wrong = replace_part(NEURON, "dL_dw", factors=(upstream("dL_dh"),), solution="dL_dh * dh_dw")
+    with pytest.raises(SpecError, match="dL_dw: chain gives"):
+        compute(wrong, [ROW])
+
+
+def test_a_wrong_model_answer_is_refused() -> None:
+    wrong = replace_part(NEURON, "h", solution="w * x - b")
+    with pytest.raises(SpecError, match="h: model answer"):
+        compute(wrong, [ROW])
+
+
+class WrongBackward(torch.autograd.Function):
+    """Squares, but claims the slope is x instead of 2x."""
+
+    @staticmethod
+    def forward(ctx: torch.autograd.function.FunctionCtx, x: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x)
+        return x**2
+
+    @staticmethod
+    def backward(ctx: torch.autograd.function.FunctionCtx, grad: torch.Tensor) -> torch.Tensor:
+        (x,) = ctx.saved_tensors  # type: ignore[attr-defined]
+        return grad * x
+
+
+def test_a_gradient_that_finite_differences_contradict_is_refused() -> None:
+    def program(t: Tape) -> None:
+        (x,) = t.given("x")
+        t.node("y", WrongBackward.apply(x))
+
+    part = Part("dy_dx", "dy/dx", "gradient", "hint", "2x", of=("y", "x"), solution="2 * x")
+    spec = dataclasses.replace(
+        exercise_spec("01_what_a_gradient_is"),
+        givens=exercise_spec("01_what_a_gradient_is").givens[:1],
+        constants={},
+        constraints=(),
+        program=program,
+        parts=(part,),
+    )
+    with pytest.raises(SpecError, match="finite differences"):
+        compute(spec, [{"x": 3.0}])
 
 
 def test_unknown_exercise_lists_the_valid_names() -> None:
     with pytest.raises(KeyError, match="01_what_a_gradient_is.*07_try_it"):
-        reference_quantities("08_nope")
+        exercise_spec("08_nope")
+
+
+def test_missing_givens_are_named() -> None:
+    with pytest.raises(KeyError, match="no value for the given"):
+        reference_quantities("03_a_neuron_by_hand", {"x": 3.0})
 
 
 def test_results_are_cached_and_callers_cannot_change_them() -> None:
-    first = reference_quantities("03_a_neuron_by_hand")
+    first = reference_quantities(NEURON.name, ROW)
     first.pop("dL_dw")
-    second = reference_quantities("03_a_neuron_by_hand")
-    assert "dL_dw" in second
-    assert second["h"] is reference_quantities("03_a_neuron_by_hand")["h"]
-
-
-def test_docstring_table_matches_the_quantities() -> None:
-    """The table in references' docstring is the list the notebooks are written from."""
-    doc = references.__doc__ or ""
-    rows = re.findall(r"^\| (\d\d)? *\| `(\w+)` \| (.+?) \| (\S+) \| (\w+)", doc, re.MULTILINE)
-    expected = []
-    for exercise in EXERCISES:
-        for q in reference_quantities(exercise).values():
-            shown = repr(q.value) if q.is_bool else format_value(q.value)
-            expected.append((q.name, q.label, shown, q.kind))
-    assert [row[1:] for row in rows] == expected
+    assert "dL_dw" in reference_quantities(NEURON.name, ROW)
 
 
 def test_importing_autograder_does_not_import_torch() -> None:

@@ -6,6 +6,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import base64  # noqa: E402
+import html  # noqa: E402
+import io  # noqa: E402
+import re  # noqa: E402
+
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
@@ -14,9 +19,20 @@ from hypothesis import strategies as st  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import FancyArrowPatch  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+from PIL import Image  # noqa: E402
 
-from autograd_lessons import GraphFreedError, GraphNode, Tape, draw_graph, walk_graph  # noqa: E402
+from autograd_lessons import (  # noqa: E402
+    GraphDrawing,
+    GraphFreedError,
+    GraphNode,
+    Tape,
+    draw_graph,
+    walk_graph,
+)
 from autograd_lessons._layout import layout  # noqa: E402
+from autograd_lessons.drawing import BOX_FONTSIZE, DEAD  # noqa: E402
+from autograd_lessons.expressions import operation_text  # noqa: E402
 
 
 def summary(nodes: list[GraphNode]) -> list[tuple[str, str | None, float | None, float | None]]:
@@ -127,7 +143,8 @@ def test_the_relu_network() -> None:
     assert (by_op["MulBackward0"].value, by_op["MulBackward0"].grad) == (6.0, 6.0)
     assert (leaves["w"].value, leaves["w"].grad) == (3.0, 12.0)
     assert (leaves["b"].value, leaves["b"].grad) == (-1.0, 6.0)
-    assert len(nodes) == 7
+    assert len(nodes) == 8  # and the target, a data node
+    assert [n.name for n in nodes if n.is_data] == [None]  # not named in `names`
     assert w.grad is None and b.grad is None
     loss.backward()
     assert w.grad == 12.0 and b.grad == 6.0  # walking first changed nothing
@@ -196,42 +213,108 @@ def test_a_freed_graph_says_how_to_fix_it() -> None:
 # --- drawing -----------------------------------------------------------------------
 
 
+def boxes_of(figure: Figure) -> list[Text]:
+    """The node boxes (edge labels have a smaller font)."""
+    return [t for t in figure.axes[0].texts if t.get_fontsize() == BOX_FONTSIZE]
+
+
 def texts_of(figure: Figure) -> list[str]:
-    return [t.get_text() for t in figure.axes[0].texts]
+    return [t.get_text() for t in boxes_of(figure)]
 
 
-def test_draw_graph_has_a_box_per_node_and_an_arrow_per_edge() -> None:
+def edge_texts_of(figure: Figure) -> list[str]:
+    return [t.get_text() for t in figure.axes[0].texts if t.get_fontsize() != BOX_FONTSIZE]
+
+
+def lesson_2() -> GraphDrawing:
     x = torch.tensor(3.0, requires_grad=True)
     with Tape() as tape:
         y = x**2
         z = 2 * y + 1
-    figure = draw_graph(z, tape)
-    assert isinstance(figure, Figure)
+    return draw_graph(z, tape, names={"x": x, "y": y, "z": z})
+
+
+def test_draw_graph_draws_the_backward_pass_with_local_slopes_and_products() -> None:
+    drawing = lesson_2()
+    figure = drawing.figure
     assert texts_of(figure) == [
-        "AddBackward0 (z)\nvalue = 19.0\ngrad = 1.0",
-        "MulBackward0\nvalue = 18.0\ngrad = 1.0",
-        "PowBackward0 (y)\nvalue = 9.0\ngrad = 2.0",
-        "leaf x\nvalue = 3.0\ngrad = 12.0",
+        "z = 2·y + 1\nvalue 19.0\ngrad 1.0 (start)",
+        "2·y\nvalue 18.0\ngrad 1.0",
+        "y = x²\nvalue 9.0\ngrad 2.0",
+        "x\nvalue 3.0\ngrad 12.0",
     ]
+    assert edge_texts_of(figure) == ["×1\n1×1 = 1", "×2\n1×2 = 2", "×6\n2×6 = 12"]
     arrows = [p for p in figure.axes[0].patches if isinstance(p, FancyArrowPatch)]
     assert len(arrows) == 3
+    for arrow in arrows:  # backward: from the right (the consumer) to the left
+        (x0, _), (x1, _) = arrow._posA_posB  # type: ignore[attr-defined]
+        assert x1 < x0
     assert not figure.axes[0].axison
     assert "Computation graph of z" in figure.axes[0].get_title()
+    assert "torch.autograd.grad" in figure.axes[0].get_title()
+    assert ".backward()" not in figure.axes[0].get_title().replace("as .backward", "")
+
+
+def test_the_drawing_has_a_text_alternative_and_an_opaque_background() -> None:
+    drawing = lesson_2()
+    bundle = drawing._repr_mimebundle_()
+    assert bundle["text/plain"] == drawing.alt
+    assert "x = 3.0; y = x² = 9.0; 2·y = 18.0; z = 2·y + 1 = 19.0" in drawing.alt
+    assert "to x: local slope 6.0, 2.0 × 6.0 = 12.0" in drawing.alt
+    match = re.fullmatch(
+        r'<img src="data:image/png;base64,([^"]+)" alt="([^"]+)">', bundle["text/html"]
+    )
+    assert match and html.unescape(match[2]) == drawing.alt
+    with Image.open(io.BytesIO(base64.b64decode(match[1]))) as image:
+        assert image.convert("RGBA").getpixel((1, 1)) == (255, 255, 255, 255)  # dark themes
+
+
+def test_data_inputs_are_nodes_and_a_shut_gate_is_marked() -> None:
+    w = torch.tensor(3.0, requires_grad=True)
+    b = torch.tensor(-1.0, requires_grad=True)
+    x, target = torch.tensor(-1.0), torch.tensor(2.0)
+    with Tape() as tape:
+        h = w * x + b
+        a = torch.relu(h)
+        loss = (a - target) ** 2
+    drawing = draw_graph(loss, tape)
+    texts = texts_of(drawing.figure)
+    assert "x (data)\nvalue -1.0\nno gradient" in texts
+    assert "target (data)\nvalue 2.0\nno gradient" in texts
+    assert "h = w·x + b\nvalue -4.0\ngrad 0.0" in texts
+    assert "×0\n(-4)×0 = 0\ngate shut" in edge_texts_of(drawing.figure)
+    dead = [t for t in boxes_of(drawing.figure) if t.get_text().endswith("grad 0.0")]
+    assert len(dead) == 4 and all(t.get_color() == DEAD for t in dead)
+    assert "(gradient stops)" in drawing.alt
+
+
+def test_paths_add_up_in_the_drawing() -> None:
+    x = torch.tensor(3.0, requires_grad=True)
+    with Tape() as tape:
+        y = x**2
+        f = x * y
+    drawing = draw_graph(f, tape)
+    assert "x\nvalue 3.0\ngrad 9.0 + 18.0 = 27.0" in texts_of(drawing.figure)
+    assert sorted(edge_texts_of(drawing.figure)) == [
+        "×3\n1×3 = 3",
+        "×6\n3×6 = 18",
+        "×9\n1×9 = 9",
+    ]
+    assert "x gets 9.0 + 18.0 = 27.0" in drawing.alt
 
 
 def test_draw_graph_goes_left_to_right() -> None:
     x = torch.tensor(3.0, requires_grad=True)
     with Tape() as tape:
         z = 2 * x**2 + 1
-    ax = draw_graph(z, tape).axes[0]
-    xs = [t.get_position()[0] for t in ax.texts]
+    xs = [t.get_position()[0] for t in boxes_of(draw_graph(z, tape).figure)]
     assert xs == sorted(xs, reverse=True)  # root first in the list, rightmost on the page
 
 
 def test_drawing_without_a_tape_says_how_to_get_the_values() -> None:
     x = torch.tensor(3.0, requires_grad=True)
-    figure = draw_graph(2 * x**2 + 1)
-    assert "value = ?" in texts_of(figure)[1]
+    figure = draw_graph(2 * x**2 + 1).figure
+    assert "value ?" in texts_of(figure)[1]
     assert "with Tape() as tape:" in figure.axes[0].get_title()
 
 
@@ -247,16 +330,17 @@ def test_no_text_is_clipped_and_no_boxes_overlap() -> None:
         loss = (a - 2.0) ** 2
         shared = loss * loss + 3 * loss
     for root in (loss, shared):
-        figure = draw_graph(root, tape)
+        figure = draw_graph(root, tape).figure
         canvas = FigureCanvasAgg(figure)
         canvas.draw()
         renderer = canvas.get_renderer()
         page = figure.bbox
-        patches = [t.get_bbox_patch() for t in figure.axes[0].texts]
+        patches = [t.get_bbox_patch() for t in boxes_of(figure)]
         boxes = [p.get_window_extent(renderer) for p in patches if p is not None]
-        assert len(boxes) == len(figure.axes[0].texts)
+        assert len(boxes) == len(boxes_of(figure))
+        labels = [t.get_window_extent(renderer) for t in figure.axes[0].texts]
         title = figure.axes[0].title.get_window_extent(renderer)
-        for box in [*boxes, title]:
+        for box in [*boxes, *labels, title]:
             assert (
                 page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1
             )
@@ -272,26 +356,26 @@ OUTPUT_AREA_PX = 800  # JupyterLab's output area at a 1280 px wide window, where
 def displayed_label_px(figure: Figure) -> float:
     """Height in CSS pixels of a box label's font once the browser fits the picture in."""
     shrink = min(1.0, OUTPUT_AREA_PX / (figure.get_figwidth() * figure.dpi))
-    size = figure.axes[0].texts[0].get_fontsize()
+    size = boxes_of(figure)[0].get_fontsize()
     return float(size) * figure.dpi / 72 * shrink
 
 
 def test_wide_graphs_keep_readable_labels() -> None:
-    """The neuron's graph (six columns) is only as wide as its boxes need, not 1.9 in a column,
-    so its labels are shown at about the size of lesson 2's (four columns) and never tiny."""
-    x = torch.tensor(3.0, requires_grad=True)
-    with Tape() as tape:
-        z = 2 * x**2 + 1
-    lesson_2 = draw_graph(z, tape)
+    """The neuron's graph (lesson 3: six columns, two data inputs, edge labels) is only as
+    wide as its boxes and labels need, so its text is never tiny once JupyterLab fits it in."""
+    figure_2 = lesson_2().figure
     w = torch.tensor(3.0, requires_grad=True)
     b = torch.tensor(-1.0, requires_grad=True)
+    x, target = torch.tensor(2.0), torch.tensor(2.0)
     with Tape() as tape:
-        loss = (torch.relu(w * 2.0 + b) - 2.0) ** 2
-    lesson_3 = draw_graph(loss, tape)
-    assert lesson_3.get_figwidth() > lesson_2.get_figwidth()  # more columns, wider
-    assert lesson_3.get_figwidth() < 9.5  # was 11.7 in at 1.9 in a column
-    assert displayed_label_px(lesson_2) == pytest.approx(12.5)  # 9 pt at 100 dpi, unscaled
-    assert displayed_label_px(lesson_3) >= 10.5  # was 8.5 px
+        h = w * x + b
+        a = torch.relu(h)
+        loss = (a - target) ** 2
+    figure_3 = draw_graph(loss, tape).figure
+    assert figure_3.get_figwidth() > figure_2.get_figwidth()  # more columns, wider
+    assert figure_3.get_figwidth() < 10.5
+    assert displayed_label_px(figure_2) == pytest.approx(12.5)  # 9 pt at 100 dpi, unscaled
+    assert displayed_label_px(figure_3) >= 9.5
 
 
 def test_drawing_into_given_axes_and_leaving_no_pyplot_figure_open() -> None:
@@ -300,8 +384,8 @@ def test_drawing_into_given_axes_and_leaving_no_pyplot_figure_open() -> None:
     draw_graph(x * x)
     assert plt.get_fignums() == before
     fig, ax = plt.subplots()
-    assert draw_graph(x * x, ax=ax) is fig
-    assert len(ax.texts) == 2
+    assert draw_graph(x * x, ax=ax).figure is fig
+    assert len(boxes_of(fig)) == 2
     plt.close(fig)
 
 
@@ -346,3 +430,34 @@ def test_layout_puts_every_node_left_of_what_it_feeds(choices: list[int]) -> Non
         for source in node.inputs:
             assert where[source][0] < where[node.id][0]
     assert len(set(where.values())) == len(nodes)
+
+
+# --- operations named as written ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("func", "operands", "numeric", "written"),
+    [
+        ("mul", ["y", "2"], [False, True], "2·y"),  # PyTorch records 2 * y as mul(y, 2)
+        ("mul", ["w", "x"], [False, False], "w·x"),
+        ("add", ["2·y", "1"], [False, True], "2·y + 1"),
+        ("sub", ["a", "b + c"], [False, False], "a − (b + c)"),
+        ("__rsub__", ["n", "1"], [False, True], "1 − n"),
+        ("pow", ["a − target", "2"], [False, True], "(a − target)²"),
+        ("pow", ["x", "0.5"], [False, True], "x**0.5"),
+        ("relu", ["h"], [False], "ReLU(h)"),
+        ("neg", ["x"], [False], "−x"),
+        ("unknown_op", ["x"], [False], None),
+    ],
+)
+def test_operations_are_named_as_written(
+    func: str, operands: list[str], numeric: list[bool], written: str | None
+) -> None:
+    assert operation_text(func, operands, numeric) == written
+
+
+def test_without_a_tape_operations_keep_pytorch_names() -> None:
+    x = torch.tensor(3.0, requires_grad=True)
+    nodes = walk_graph(2 * x**2 + 1, names={"x": x})
+    assert [n.written for n in nodes] == ["Add", "Mul", "Pow", "x"]
+    assert all(n.expression is None for n in nodes)

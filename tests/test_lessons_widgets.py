@@ -10,10 +10,12 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import ipywidgets
 import matplotlib
 import matplotlib.pyplot as plt
+import nbformat
 import pytest
 import torch
 from hypothesis import given, settings
@@ -151,7 +153,11 @@ def test_n_backward_passes_add_up_to_n_gradients(n: int, x: float) -> None:
 def png_of(output: ipywidgets.Output) -> bytes:
     (shown,) = output.outputs
     assert shown["output_type"] == "display_data"
-    data = base64.b64decode(shown["data"]["image/png"])
+    page = shown["data"]["text/html"]
+    match = re.fullmatch(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)" alt="[^"]+">', page)
+    assert match, page[:120]
+    assert shown["data"]["text/plain"]  # the text alternative, also the img's alt
+    data = base64.b64decode(match[1])
     assert data.startswith(b"\x89PNG")
     return data
 
@@ -390,3 +396,49 @@ def test_the_latency_benchmark_runs() -> None:
     assert "neuron explorer: move x slider" in done.stdout
     assert "median < 100 ms:" in done.stdout
     assert "tangent explorer" in done.stdout
+
+
+# --- the still picture shown before the kernel runs ----------------------------------------
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+@pytest.mark.parametrize(
+    ("make", "first_state"),
+    [
+        (lambda: tangent_explorer(), "tangent line at x = 3.0 (y = 9.0, slope 6.0)"),
+        (lambda: neuron_explorer(x=-1.0), "gate shut"),
+        (lambda: accumulation_stepper(), "no backward call yet"),
+    ],
+)
+def test_widget_display_carries_a_still_of_its_first_state(make: Any, first_state: str) -> None:
+    """The display data holds the live view and a still with a text alternative."""
+    widget = make()
+    bundle = widget._repr_mimebundle_()
+    assert WIDGET_VIEW in bundle
+    assert base64.b64decode(bundle["image/png"]).startswith(b"\x89PNG")
+    assert first_state in bundle["text/plain"]
+    alt = re.search(r'<img src="data:image/png;base64,[^"]+" alt="([^"]+)">', bundle["text/html"])
+    assert alt and first_state in alt[1]
+    assert "Run All Cells" in bundle["text/html"]
+    for child in widget.children:  # the still stays the first state whatever happens next
+        if isinstance(child, ipywidgets.FloatSlider):
+            child.value = child.max
+    assert widget._repr_mimebundle_()["text/plain"] == bundle["text/plain"]
+
+
+def test_cleaning_drops_widget_views_that_have_a_still_and_keeps_the_rest() -> None:
+    from autograder.hygiene import clean
+
+    nb = nbformat.v4.new_notebook()
+    live = nbformat.v4.new_code_cell("tangent_explorer()", execution_count=1)
+    bundle = tangent_explorer()._repr_mimebundle_()
+    live.outputs = [nbformat.v4.new_output("display_data", data=bundle)]
+    bare = nbformat.v4.new_code_cell("ipywidgets.IntSlider()", execution_count=2)
+    bare_data = {WIDGET_VIEW: {"model_id": "0" * 32}, "text/plain": "IntSlider(value=0)"}
+    bare.outputs = [nbformat.v4.new_output("display_data", data=bare_data)]
+    nb.cells = [live, bare]
+    cleaned = clean(nb)
+    assert set(cleaned.cells[0].outputs[0].data) == {"text/html", "image/png", "text/plain"}
+    assert WIDGET_VIEW in cleaned.cells[1].outputs[0].data  # no still: left for the author
+    assert WIDGET_VIEW in nb.cells[0].outputs[0].data  # the input is not changed

@@ -1,6 +1,8 @@
-"""The graded exercises: nbgrader grammar, coverage of the syllabus, and nbgrader validate.
+"""The graded exercises: agreement with their specs, the by-hand rule, the sample class,
+and nbgrader validate.
 
-solutions/ is the nbgrader source; exercises/ is the release generated from it. The
+solutions/ is the nbgrader source (its graded cells generated from the specs by
+`autograder.spec_notebooks`); exercises/ is the release generated from it. The
 structural checks read the notebooks (fast); the `nbgrader`-marked ones run
 `nbgrader validate` (solutions pass every test) and `nbgrader validate --invert` (the
 release passes none) on every notebook, side by side on all cores.
@@ -8,7 +10,6 @@ release passes none) on every notebook, side by side on all cores.
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 import subprocess
@@ -28,9 +29,13 @@ from nbgrader_course import (
     read_expected_grades,
 )
 
+from autograder import spec_notebooks
+from autograder.byhand import read_hand_answers
 from autograder.check import judge_hand_answer
-from autograder.functions import FUNCTION_TASKS
+from autograder.diagnose import format_value
+from autograder.exercises import SPECS
 from autograder.references import EXERCISES, reference_quantities
+from autograder.spec import learner_givens
 
 sys.path.insert(0, str(REPO_ROOT / "tools"))
 import make_sample_class  # noqa: E402  (tools/ is not a package)
@@ -39,7 +44,6 @@ SOLUTIONS = REPO_ROOT / "solutions"
 RELEASE = REPO_ROOT / "exercises"
 NAMES = assignment_names(SOLUTIONS)
 VALIDATE_TIMEOUT = 600
-CHECK_CALL = re.compile(r'^exercise\.(check|check_function)\("(\w+)"\)$')
 
 
 def solution_path(name: str) -> Path:
@@ -63,27 +67,6 @@ def read(path: Path) -> Any:
 
 def nbgrader_meta(cell: Any) -> dict[str, Any]:
     return dict(cell.metadata.get("nbgrader", {}))
-
-
-def is_test_cell(cell: Any) -> bool:
-    meta = nbgrader_meta(cell)
-    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
-
-
-def is_answer_cell(cell: Any) -> bool:
-    return cell.cell_type == "code" and bool(nbgrader_meta(cell).get("solution"))
-
-
-def checked_names(nb: Any) -> list[tuple[str, str]]:
-    """(kind, name) of every `exercise.check("name")` / `check_function` call, in order."""
-    calls = []
-    for cell in nb.cells:
-        if is_test_cell(cell):
-            last = cell.source.strip().splitlines()[-1]
-            match = CHECK_CALL.match(last)
-            assert match, f"test cell {nbgrader_meta(cell)['grade_id']} ends with {last!r}"
-            calls.append((match.group(1), match.group(2)))
-    return calls
 
 
 # ------------------------------------------------------------------ the folders
@@ -118,59 +101,23 @@ def test_title_states_the_rule_and_links_to_the_lesson(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_setup_cell_is_locked_and_names_the_exercise(name: str) -> None:
-    setup = read(solution_path(name)).cells[1]
-    meta = nbgrader_meta(setup)
-    assert meta["grade_id"] == "setup"
-    assert meta["locked"] and not meta["grade"] and not meta["solution"]
-    assert "from autograder import Exercise" in setup.source
-    assert f'exercise = Exercise("{name}")' in setup.source
+def test_the_graded_cells_are_those_of_the_spec(name: str) -> None:
+    """Setup, given, headings, stubs, model answers and test cells come from the spec."""
+    assert spec_notebooks.differences(SPECS[name], read(solution_path(name))) == []
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_every_test_cell_follows_its_answer_with_a_docstring(name: str) -> None:
-    cells = read(solution_path(name)).cells
-    tests = [i for i, cell in enumerate(cells) if is_test_cell(cell)]
-    assert tests, "no test cells"
-    for i in tests:
-        meta = nbgrader_meta(cells[i])
-        answer = cells[i - 1]
-        assert is_answer_cell(answer), f"{meta['grade_id']} is not directly under an answer"
-        answer_id = nbgrader_meta(answer)["grade_id"]
-        assert meta["grade_id"] == f"correct_{answer_id}"
-        assert meta["locked"], f"{meta['grade_id']} is not locked"
-        first = ast.parse(cells[i].source).body[0]
-        assert isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-        docstring = first.value.value
-        assert isinstance(docstring, str) and "\n" not in docstring.strip()
-        assert cells[i].source.startswith('"""'), f"{meta['grade_id']}: docstring first"
-        assert cells[i].source.count("\n") == 1, f"{meta['grade_id']}: one check per cell"
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_every_grade_cell_has_points_and_a_heading(name: str) -> None:
-    cells = read(solution_path(name)).cells
-    for i, cell in enumerate(cells):
-        meta = nbgrader_meta(cell)
-        if not meta.get("grade"):
-            continue
-        points = meta.get("points")
-        assert isinstance(points, int | float) and points > 0, f"{meta['grade_id']}: points"
-        # The part heading above the answer announces the same points.
-        heading_index = i - 2 if is_test_cell(cell) else i - 1
-        heading = cells[heading_index].source
-        unit = "point" if points == 1 else "points"
-        assert re.match(rf"## Part [A-Z] \({points:g} {unit}[,)]", heading), heading[:60]
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_answer_cells_hold_a_formula_and_a_solution_region(name: str) -> None:
-    for cell in read(solution_path(name)).cells:
-        if not is_answer_cell(cell):
-            continue
-        grade_id = nbgrader_meta(cell)["grade_id"]
-        assert "### BEGIN SOLUTION" in cell.source and "### END SOLUTION" in cell.source
-        assert cell.source.lstrip().startswith(("#", "def ")), f"{grade_id}: formula first"
+def test_a_notebook_that_disagrees_with_its_spec_is_named_and_rewritten(tmp_path: Path) -> None:
+    name = "03_a_neuron_by_hand"
+    nb = read(solution_path(name))
+    test_cell = next(c for c in nb.cells if nbgrader_meta(c).get("grade_id") == "correct_dL_dw")
+    test_cell.metadata["nbgrader"]["points"] = 5
+    prose = next(c for c in nb.cells if c.source.startswith("## Part D"))
+    prose.source += "\n\nA sentence the instructor added."
+    problems = spec_notebooks.differences(SPECS[name], nb)
+    assert len(problems) == 1 and 'exercise.check("dL_dw")' in problems[0]
+    fixed = spec_notebooks.rebuild(SPECS[name], nb)
+    assert spec_notebooks.differences(SPECS[name], fixed) == []
+    assert any("A sentence the instructor added." in c.source for c in fixed.cells)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -181,53 +128,55 @@ def test_one_written_answer_graded_by_hand(name: str) -> None:
         if c.cell_type == "markdown" and nbgrader_meta(c).get("solution")
     ]
     assert len(written) == 1
-    meta = nbgrader_meta(written[0])
-    assert meta["grade"] and meta["points"] == 1 and not meta["locked"]
     assert written[0].source.startswith("### BEGIN SOLUTION\n")
     assert written[0].source.endswith("\n### END SOLUTION")
 
 
-# ------------------------------------------------------------------ coverage of the syllabus
-
-
 @pytest.mark.parametrize("name", NAMES)
-def test_every_graded_quantity_is_checked_once(name: str) -> None:
-    calls = checked_names(read(solution_path(name)))
-    hand = [n for kind, n in calls if kind == "check"]
-    code = [n for kind, n in calls if kind == "check_function"]
-    assert sorted(hand) == sorted(reference_quantities(name)), "hand answers vs references"
-    assert sorted(code) == sorted(FUNCTION_TASKS.get(name, {})), "code exercises"
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_solutions_obey_the_by_hand_rule(name: str) -> None:
-    """Read statically, as the grader reads a submission: every hand answer is right."""
-    from autograder.byhand import read_hand_answers
-
+def test_solutions_obey_the_by_hand_rule_for_every_learner(name: str) -> None:
+    """Read statically with each learner's numbers, as the grader reads a submission."""
     cells = [c.source for c in read(solution_path(name)).cells if c.cell_type == "code"]
-    answers = read_hand_answers(cells)
-    for quantity in reference_quantities(name):
-        verdict = judge_hand_answer(name, quantity, answers.get(quantity))
-        assert verdict.passed, verdict.message
+    for learner in ("ada", "ben", "someone-else"):
+        givens = learner_givens(name, learner)
+        answers = read_hand_answers(cells, givens)
+        for quantity in reference_quantities(name, givens):
+            verdict = judge_hand_answer(name, quantity, answers.get(quantity), givens=givens)
+            assert verdict.passed, (learner, verdict.message)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_prose_uses_the_lessons_numbers(name: str) -> None:
+    """Each learner has their own numbers: the notebook's text names them, never the lesson's."""
+    spec = SPECS[name]
+    lesson = {f"{g.name} = {format_value(g.lesson)}" for g in spec.givens}
+    text = "\n".join(c.source for c in read(solution_path(name)).cells)
+    assert not [phrase for phrase in lesson if phrase in text]
 
 
 # ------------------------------------------------------------------ the sample class
 
 
-def test_expected_grades_cover_the_class_with_the_notebooks_points() -> None:
+def test_the_sample_class_has_its_own_numbers() -> None:
+    for name in NAMES:
+        submitted = [s.name for s in make_sample_class.STUDENTS if name not in s.not_submitted]
+        drawn = {tuple(sorted(learner_givens(name, s).items())) for s in submitted}
+        assert len(drawn) >= len(submitted) - 1, name
+
+
+def test_expected_grades_cover_the_class_with_the_specs_points() -> None:
     expected = read_expected_grades()
     students = [s.name for s in make_sample_class.STUDENTS]
     assert set(expected) == {(s, a) for s in students for a in NAMES}, EXPECTED_GRADES
+    for (_, name), (score, max_score) in expected.items():
+        assert max_score == SPECS[name].max_points and 0 <= score < max_score
+
+
+def test_copied_numbers_score_only_where_they_coincide() -> None:
+    """gus wrote ada's numbers: what depends on the numbers scores 0 for him."""
+    expected = read_expected_grades()
     for name in NAMES:
-        points = sum(
-            nbgrader_meta(c).get("points", 0)
-            for c in read(solution_path(name)).cells
-            if nbgrader_meta(c).get("grade")
-        )
-        for student in students:
-            score, max_score = expected[(student, name)]
-            assert max_score == points, f"{name}: max_score {max_score}, notebook has {points}"
-            assert 0 <= score <= max_score
+        ada, gus = expected[("ada", name)][0], expected[("gus", name)][0]
+        assert gus < ada, name
 
 
 def test_sample_class_is_generated_from_the_current_release() -> None:

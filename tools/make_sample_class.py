@@ -1,28 +1,37 @@
-"""Build the sample class: six students' realistic nbgrader submissions of every exercise.
+"""Build the sample class: seven students' nbgrader submissions of every exercise, each
+student with their own numbers, and the grades they must get.
 
-Each student fills the answer cells of the release notebooks (exercises/<name>/<name>.ipynb)
-the way their profile says, and the result is written in nbgrader's submitted/ layout:
-instructor/sample_class/<student>/<name>/<name>.ipynb plus a timestamp.txt. The output is
-deterministic: the same release always gives byte-identical files. `--check` writes nothing
-and exits 1 naming every file that differs from what would be generated.
+Each student's mistakes are stated once, below: per assignment, which parts they got
+wrong, the line they wrote (with the given names, so it is wrong for their own numbers)
+and what went wrong. Everything else is derived: the right answers come from the specs
+(`autograder/exercises/`), and the expected grades from the statement and the specs'
+points: a part scores its points unless the student slipped on it, or on an earlier part
+its answer is computed from (unless the statement names it as unaffected, e.g. behind a
+shut ReLU where every value is 0 anyway). Written answers are graded by the teacher, so
+they count 0. No grader's verdict is used.
+
+Output (deterministic): instructor/sample_class/<student>/<name>/<name>.ipynb, a
+timestamp.txt each, and instructor/sample_class/expected_grades.csv. `--check` writes
+nothing and exits 1 naming every file that differs.
 
 The students:
   ada  all correct, by-hand arithmetic throughout
-  ben  partly wrong: flipped signs and a dropped factor 2 (the slope of a square)
-  cyd  other mistakes: a tensor instead of a number, a non-zero gradient behind a shut
-       ReLU, an accumulated x3 gradient, and a training loop that never zeroes .grad
+  ben  flipped signs and a dropped factor 2; later answers built on a wrong one are wrong
+  cyd  other mistakes: a tensor for a number, the leaf counted as a node, a shut ReLU
+       treated as open, an accumulated gradient, a training loop that never zeroes .grad
   dee  blank: submits every release notebook untouched
   eve  used autograd (.backward(), .grad) for hand answers: those score zero
-  fay  mostly right (two answers rounded too early), and never submitted 06
-
-The expected grades (instructor/sample_class/expected_grades.csv) are reasoned from these
-profiles by hand, not produced by this script; see instructor/sample_class/README.md.
+  fay  mostly right, some answers as plain numbers, two rounded too early; never submitted 06
+  gus  copied ada's numbers (not her formulas): right only where the numbers coincide
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
+import csv
+import io
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -32,117 +41,84 @@ from typing import Any
 import nbformat
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+
+from autograder.byhand import read_hand_answers  # noqa: E402
+from autograder.diagnose import format_value, matches  # noqa: E402
+from autograder.exercises import SPECS  # noqa: E402
+from autograder.references import reference_quantities  # noqa: E402
+from autograder.spec import ExerciseSpec, learner_givens  # noqa: E402
+
 STUB_MARKER = "raise NotImplementedError()"
 ANSWER_MARKER = "YOUR ANSWER HERE"
+EXPECTED = "expected_grades.csv"
 
-# ---------------------------------------------------------------- ada: the right answers
 
-CORRECT: dict[str, dict[str, str]] = {
-    "01_what_a_gradient_is": {
-        "y_at_3": "y_at_3 = x**2",
-        "slope_at_3": "slope_at_3 = 2 * x",
-        "slope_at_minus_2": "slope_at_minus_2 = 2 * -2.0",
-        "slope_at_0": "slope_at_0 = 2 * 0.0",
-        "x_after_step": "x_after_step = x - step_size * slope_at_3",
-        "y_after_step": "y_after_step = x_after_step**2",
-    },
-    "02_the_computation_graph": {
-        "requires_grad_by_default": "requires_grad_by_default = False",
-        "x_is_leaf": "x_is_leaf = True",
-        "y_value": "y_value = x**2",
-        "z_value": "z_value = 2 * y_value + 1",
-        "operation_nodes": "operation_nodes = 3",
-        "dz_dy": "dz_dy = 2.0",
-        "dy_dx": "dy_dx = 2 * x",
-        "dz_dx": "dz_dx = dz_dy * dy_dx",
-    },
-    "03_a_neuron_by_hand": {
-        "h": "h = w * x + b",
-        "a": "a = max(h, 0)",
-        "L": "L = (a - y) ** 2",
-        "dL_da": "dL_da = 2 * (a - y)",
-        "da_dh": "da_dh = 1",
-        "dL_dh": "dL_dh = dL_da * da_dh",
-        "dh_dw": "dh_dw = x",
-        "dh_db": "dh_db = 1",
-        "dL_dw": "dL_dw = dL_dh * dh_dw",
-        "dL_db": "dL_db = dL_dh * dh_db",
-    },
-    "04_the_dead_relu": {
-        "h": "h = w * x + b",
-        "a": "a = max(h, 0.0)",
-        "L": "L = (a - y) ** 2",
-        "dL_da": "dL_da = 2 * (a - y)",
-        "da_dh": "da_dh = 0",
-        "dL_dh": "dL_dh = dL_da * da_dh",
-        "dL_dw": "dL_dw = dL_dh * x",
-        "dL_db": "dL_db = dL_dh",
-        "leaky_a": "leaky_a = leaky_slope * h",
-        "leaky_L": "leaky_L = (leaky_a - y) ** 2",
-        "leaky_dL_da": "leaky_dL_da = 2 * (leaky_a - y)",
-        "leaky_da_dh": "leaky_da_dh = leaky_slope",
-        "leaky_dL_dw": "leaky_dL_dw = leaky_dL_da * leaky_da_dh * x",
-        "leaky_dL_db": "leaky_dL_db = leaky_dL_da * leaky_da_dh",
-    },
-    "05_three_mechanics": {
-        "x_grad": "x_grad = 15 * x_cube**2",
-        "y_grad": "y_grad = 5",
-        "y_grad_is_none_without_retain": "y_grad_is_none_without_retain = True",
-        "grad_after_three_calls": "grad_after_three_calls = 3 * 2 * x_square",
-        "grad_after_zero_and_backward": "grad_after_zero_and_backward = 2 * x_square",
-        "requires_grad_inside_no_grad": "requires_grad_inside_no_grad = False",
-        "detached_value": "detached_value = x_square**2",
-        "detached_requires_grad": "detached_requires_grad = False",
-        "train": "x.grad.zero_()",
-        "grad_of_intermediate": "y.retain_grad()",
-    },
-    "06_one_backward_every_parameter": {
-        "y_value": "y_value = w * x + b",
-        "loss": "loss = (y_value - target) ** 2",
-        "dL_dy": "dL_dy = 2 * (y_value - target)",
-        "dy_dw": "dy_dw = x",
-        "dL_dw": "dL_dw = dL_dy * dy_dw",
-        "dL_db": "dL_db = dL_dy * 1",
-    },
-    "07_try_it": {
-        "y_at_4": "y_at_4 = x_cubic**3 - 2 * x_cubic",
-        "dy_dx_at_4": "dy_dx_at_4 = 3 * x_cubic**2 - 2",
-        "out": "a = max(w * x + b, 0)\nout = w2 * a",
-        "L": "L = (out - y) ** 2",
-        "dL_dout": "dL_dout = 2 * (out - y)",
-        "dL_dw2": "dL_dw2 = dL_dout * a",
-        "dL_da": "dL_da = dL_dout * w2",
-        "dL_dh": "dL_dh = dL_da * 1",
-        "dL_dw": "dL_dw = dL_dh * x",
-        "dL_db": "dL_db = dL_dh",
-    },
-}
+@dataclass(frozen=True)
+class Slip:
+    """A wrong answer: the student's code for the part, and what went wrong."""
+
+    code: str
+    mistake: str
+    unaffected: tuple[str, ...] = ()
+    """Later parts that stay right although they are computed from this one."""
+
+
+@dataclass(frozen=True)
+class Student:
+    """One student: their slips per assignment, and how they work."""
+
+    name: str
+    profile: str
+    slips: dict[str, dict[str, Slip]] = field(default_factory=dict)
+    written: dict[str, dict[str, str]] = field(default_factory=dict)
+    not_submitted: tuple[str, ...] = ()
+    blank: bool = False
+    literal: tuple[str, ...] = ()
+    """Assignments answered as plain numbers (the student's own, worked out elsewhere)."""
+    copied_from: str = ""
+    """Whose numbers the student copied as plain numbers, in every assignment."""
+    day_offset: int = 0
+
+
+def _autograd(setup: str, answer: str) -> str:
+    return f"import torch\n\n{setup}\n{answer}"
+
+
+def _neuron_autograd(extra: str = "") -> str:
+    return (
+        "wt = torch.tensor(w, requires_grad=True)\nbt = torch.tensor(b, requires_grad=True)\n"
+        "ht = wt * x + bt\nht.retain_grad()\nat = torch.relu(ht)\nat.retain_grad()\n" + extra
+    )
+
+
+AUTOGRAD = "used autograd for a hand answer"
 
 WRITTEN_GOOD: dict[str, dict[str, str]] = {
     "01_what_a_gradient_is": {
         "which_way_to_step": (
-            "To the right. The slope is negative, so y goes down when x goes up; stepping "
-            "against the slope, x - 0.1 * (-4), increases x towards the minimum at 0."
+            "To the right. At x_other the slope is negative, so y goes down when x goes up; "
+            "stepping against the slope subtracts a negative number and increases x."
         )
     },
     "02_the_computation_graph": {
         "what_the_node_remembers": (
-            "It keeps x = 3, because its local slope is 2x and it needs x to compute it on "
-            "the way back. All those saved inputs stay in memory until backward, which is "
-            "why training needs more memory than inference."
+            "It keeps x, because its local slope is 2x and it needs x to compute it on the way "
+            "back. Those saved inputs stay in memory until backward, which is why training "
+            "needs more memory than inference."
         )
     },
     "03_a_neuron_by_hand": {
-        "why_dw_is_twice_db": (
-            "Only the last factor differs: dh/dw = x = 2 but dh/db = 1. Everything before "
-            "it (dL/dh = 6) is shared, so dL/dw = 12 and dL/db = 6."
+        "why_dw_and_db_differ": (
+            "Only the last factor differs: dh/dw = x but dh/db = 1. Everything before it "
+            "(dL/dh) is shared, so dL/dw is x times dL/db."
         )
     },
     "04_the_dead_relu": {
         "why_both_are_zero": (
-            "h = -4, so the ReLU is closed: it outputs 0 and its slope is 0. That 0 "
-            "multiplies everything on the way back, so w and b get nothing although the "
-            "loss is 4. If h is negative for every example the neuron never learns again."
+            "h < 0, so the ReLU is closed: it outputs 0 and its slope is 0. That 0 multiplies "
+            "everything on the way back, so w and b get nothing although the loss is not 0. "
+            "If h is negative for every example the neuron never learns again."
         )
     },
     "05_three_mechanics": {
@@ -154,112 +130,98 @@ WRITTEN_GOOD: dict[str, dict[str, str]] = {
     },
     "06_one_backward_every_parameter": {
         "one_call_at_scale": (
-            "One. backward() walks the whole graph once from the loss, and the graph "
-            "reaches every parameter, so each .grad is filled in that single walk."
+            "One. backward() walks the whole graph once from the loss, and the graph reaches "
+            "every parameter, so each .grad is filled in that single walk."
         )
     },
     "07_try_it": {
         "what_w2_changed": (
-            "dL/dout is 1 instead of 6 because out = 2.5 is close to the target, and the "
-            "chain has an extra factor w2 = 0.5: 1 * 0.5 * 1 * 2 = 1."
+            "The first factor is now 2(out - target), and the chain gained the ×w2 node, "
+            "whose slope w2 multiplies everything behind it."
         )
     },
 }
-
-
-@dataclass(frozen=True)
-class Student:
-    """One profile: the answers that differ from ada's, and what is left out."""
-
-    name: str
-    profile: str
-    overrides: dict[str, dict[str, str]] = field(default_factory=dict)
-    written: dict[str, dict[str, str]] = field(default_factory=dict)
-    not_submitted: tuple[str, ...] = ()
-    blank: bool = False
-    day_offset: int = 0
-
-
-def _autograd_cell(setup: str, answer: str) -> str:
-    return f"import torch\n\n{setup}\n{answer}"
-
 
 STUDENTS: tuple[Student, ...] = (
     Student("ada", "all correct, by hand", written=WRITTEN_GOOD, day_offset=0),
     Student(
         "ben",
         "flipped signs and a dropped factor 2",
-        overrides={
-            # Steps with the slope instead of against it; the next value follows from it.
-            "01_what_a_gradient_is": {"x_after_step": "x_after_step = x + step_size * slope_at_3"},
-            # d(x^2)/dx = x: the 2 of the square is dropped; dz/dx inherits it.
-            "02_the_computation_graph": {"dy_dx": "dy_dx = x"},
-            # 2(a - y) without the 2; every gradient after it is halved too.
-            "03_a_neuron_by_hand": {"dL_da": "dL_da = a - y"},
-            # (y - a) instead of (a - y): the sign flips (harmless behind the shut gate).
+        slips={
+            "01_what_a_gradient_is": {
+                "x_after_step": Slip(
+                    "x_after_step = x + step_size * slope_start", "stepped with the slope"
+                )
+            },
+            "02_the_computation_graph": {"dy_dx": Slip("dy_dx = x", "dropped the 2 of x²")},
+            "03_a_neuron_by_hand": {"dL_da": Slip("dL_da = a - y", "dropped the 2 of (a - y)²")},
             "04_the_dead_relu": {
-                "dL_da": "dL_da = 2 * (y - a)",
-                "leaky_dL_da": "leaky_dL_da = 2 * (y - leaky_a)",
+                "dL_da": Slip(
+                    "dL_da = 2 * (y - a)",
+                    "flipped the sign",
+                    unaffected=("dL_dh", "dL_dw", "dL_db"),  # behind the shut ReLU: all 0
+                ),
+                "leaky_dL_da": Slip("leaky_dL_da = 2 * (y - leaky_a)", "flipped the sign"),
             },
             "05_three_mechanics": {
-                "grad_after_three_calls": "grad_after_three_calls = 3 * x_square",
-                "grad_after_zero_and_backward": "grad_after_zero_and_backward = x_square",
-                # retain_grad() on the leaf instead of the intermediate: y.grad stays None.
-                "grad_of_intermediate": "x.retain_grad()",
+                "grad_after_three_calls": Slip(
+                    "grad_after_three_calls = 3 * x_square", "slope of x² taken as x"
+                ),
+                "grad_after_zero_and_backward": Slip(
+                    "grad_after_zero_and_backward = x_square", "slope of x² taken as x"
+                ),
+                "grad_of_intermediate": Slip("x.retain_grad()", "retain_grad() on the leaf"),
             },
-            "06_one_backward_every_parameter": {"dL_dy": "dL_dy = 2 * (target - y_value)"},
+            "06_one_backward_every_parameter": {
+                "dL_dy": Slip("dL_dy = 2 * (target - y_value)", "flipped the sign")
+            },
             "07_try_it": {
-                "dy_dx_at_4": "dy_dx_at_4 = 3 * x_cubic**2 + 2",
-                "dL_dout": "dL_dout = out - y",
+                "cubic_slope": Slip("cubic_slope = 3 * x_cubic**2 + 2", "slope of -2x as +2"),
+                "dL_dout": Slip("dL_dout = out - target", "dropped the 2 of the square"),
             },
         },
         written={
             "01_what_a_gradient_is": {
                 "which_way_to_step": "Left, because the slope is negative so we go down."
             },
-            "02_the_computation_graph": {
-                "what_the_node_remembers": "It remembers y = 9 so it can pass the gradient back."
-            },
-            "03_a_neuron_by_hand": {"why_dw_is_twice_db": "Because w is multiplied by x = 2."},
-            "04_the_dead_relu": {
-                "why_both_are_zero": "The loss is small so the gradient becomes zero."
-            },
-            "05_three_mechanics": {
-                "why_gradients_accumulate": (
-                    "So you can call backward several times. zero_grad goes after step()."
-                )
-            },
-            "06_one_backward_every_parameter": {
-                "one_call_at_scale": "A million, one backward per parameter."
-            },
-            "07_try_it": {"what_w2_changed": "w2 = 0.5 halves everything."},
+            "02_the_computation_graph": {"what_the_node_remembers": "It remembers y."},
+            "03_a_neuron_by_hand": {"why_dw_and_db_differ": "Because w is bigger than b."},
+            "04_the_dead_relu": {"why_both_are_zero": "The loss is too small."},
+            "05_three_mechanics": {"why_gradients_accumulate": "It is a bug in PyTorch."},
+            "06_one_backward_every_parameter": {"one_call_at_scale": "A million, one each."},
+            "07_try_it": {"what_w2_changed": "Everything is smaller."},
         },
         day_offset=1,
     ),
     Student(
         "cyd",
-        "a tensor, a shut gate ignored, an accumulated x3 gradient, a loop that never zeroes",
-        overrides={
-            # A tensor instead of a number; the step after it is built on it.
+        "a tensor for a number, the leaf as a node, an open ReLU that is shut, accumulation",
+        slips={
             "01_what_a_gradient_is": {
-                "slope_at_3": "import torch\n\nslope_at_3 = torch.tensor(2 * x)"
+                "slope_start": Slip(
+                    "import torch\nslope_start = torch.tensor(2 * x)", "a tensor, not a number"
+                )
             },
-            # Counts the leaf x as a node.
-            "02_the_computation_graph": {"operation_nodes": "operation_nodes = 4"},
-            # Treats the ReLU as open although h < 0: non-zero gradients behind a shut gate.
-            "04_the_dead_relu": {"da_dh": "da_dh = 1.0"},
+            "02_the_computation_graph": {
+                "operation_nodes": Slip("operation_nodes = 4", "counted the leaf x as a node")
+            },
+            "04_the_dead_relu": {"da_dh": Slip("da_dh = 1.0", "treated the shut ReLU as open")},
             "05_three_mechanics": {
-                # Forgets that zero_() emptied .grad: 3 x the gradient of one call.
-                "grad_after_zero_and_backward": "grad_after_zero_and_backward = 3 * 2 * x_square",
-                # Deletes the placeholder and adds nothing: x.grad is never zeroed.
-                "train": "",
+                "grad_after_zero_and_backward": Slip(
+                    "grad_after_zero_and_backward = 3 * 2 * x_square", "forgot zero_() emptied it"
+                ),
+                "train": Slip("", "deleted the placeholder and added nothing"),
             },
-            "07_try_it": {"dy_dx_at_4": "dy_dx_at_4 = 3 * x_cubic**2 - 2 * x_cubic"},
+            "07_try_it": {
+                "cubic_slope": Slip(
+                    "cubic_slope = 3 * x_cubic**2 - 2 * x_cubic", "slope of -2x as -2x"
+                )
+            },
         },
         written={
             "01_what_a_gradient_is": {"which_way_to_step": "right"},
             "02_the_computation_graph": {"what_the_node_remembers": "x"},
-            "03_a_neuron_by_hand": {"why_dw_is_twice_db": "x = 2"},
+            "03_a_neuron_by_hand": {"why_dw_and_db_differ": "x"},
             "04_the_dead_relu": {"why_both_are_zero": "relu gives 0"},
             "05_three_mechanics": {"why_gradients_accumulate": "big batches, before backward"},
             "06_one_backward_every_parameter": {"one_call_at_scale": "one"},
@@ -271,177 +233,155 @@ STUDENTS: tuple[Student, ...] = (
     Student(
         "eve",
         "autograd instead of hand arithmetic for the gradients",
-        overrides={
+        slips={
             "01_what_a_gradient_is": {
-                "slope_at_3": _autograd_cell(
-                    "t = torch.tensor(3.0, requires_grad=True)\n(t**2).backward()",
-                    "slope_at_3 = t.grad.item()",
+                "slope_start": Slip(
+                    _autograd(
+                        "t = torch.tensor(x, requires_grad=True)\n(t**2).backward()",
+                        "slope_start = t.grad.item()",
+                    ),
+                    AUTOGRAD,
                 ),
-                "slope_at_minus_2": _autograd_cell(
-                    "t = torch.tensor(-2.0, requires_grad=True)\n(t**2).backward()",
-                    "slope_at_minus_2 = t.grad.item()",
+                "slope_other": Slip(
+                    _autograd(
+                        "t = torch.tensor(x_other, requires_grad=True)\n(t**2).backward()",
+                        "slope_other = t.grad.item()",
+                    ),
+                    AUTOGRAD,
                 ),
-                "slope_at_0": _autograd_cell(
-                    "t = torch.tensor(0.0, requires_grad=True)\n(t**2).backward()",
-                    "slope_at_0 = t.grad.item()",
+                "slope_at_0": Slip(
+                    _autograd(
+                        "t = torch.tensor(0.0, requires_grad=True)\n(t**2).backward()",
+                        "slope_at_0 = t.grad.item()",
+                    ),
+                    AUTOGRAD,
                 ),
-                # She copied the printed 6 into the step: by hand, so it counts.
-                "x_after_step": "x_after_step = x - step_size * 6.0",
             },
             "02_the_computation_graph": {
-                "dy_dx": _autograd_cell(
-                    "xt = torch.tensor(x, requires_grad=True)\n"
-                    "(dy_dx_t,) = torch.autograd.grad(xt**2, xt)",
-                    "dy_dx = dy_dx_t.item()",
+                "dy_dx": Slip(
+                    _autograd(
+                        "xt = torch.tensor(x, requires_grad=True)\n"
+                        "(dy_dx_t,) = torch.autograd.grad(xt**2, xt)",
+                        "dy_dx = dy_dx_t.item()",
+                    ),
+                    AUTOGRAD,
                 ),
-                "dz_dx": _autograd_cell(
-                    "xt = torch.tensor(x, requires_grad=True)\nzt = 2 * xt**2 + 1\nzt.backward()",
-                    "dz_dx = xt.grad.item()",
+                "dz_dx": Slip(
+                    _autograd(
+                        "xt = torch.tensor(x, requires_grad=True)\n"
+                        "zt = c * xt**2 + d\nzt.backward()",
+                        "dz_dx = xt.grad.item()",
+                    ),
+                    AUTOGRAD,
                 ),
             },
             "03_a_neuron_by_hand": {
-                "dL_da": _autograd_cell(
-                    "wt = torch.tensor(w, requires_grad=True)\n"
-                    "bt = torch.tensor(b, requires_grad=True)\n"
-                    "ht = wt * x + bt\nht.retain_grad()\n"
-                    "at = torch.relu(ht)\nat.retain_grad()\n"
-                    "((at - y) ** 2).backward()",
-                    "dL_da = at.grad.item()",
+                "dL_da": Slip(
+                    _autograd(
+                        _neuron_autograd("((at - y) ** 2).backward()"), "dL_da = at.grad.item()"
+                    ),
+                    AUTOGRAD,
                 ),
-                "dL_dh": "dL_dh = ht.grad.item()",
-                "dL_dw": "dL_dw = wt.grad.item()",
-                "dL_db": "dL_db = bt.grad.item()",
+                "dL_dh": Slip("dL_dh = ht.grad.item()", AUTOGRAD),
+                "dL_dw": Slip("dL_dw = wt.grad.item()", AUTOGRAD),
+                "dL_db": Slip("dL_db = bt.grad.item()", AUTOGRAD),
             },
             "04_the_dead_relu": {
-                "leaky_dL_dw": _autograd_cell(
-                    "wt = torch.tensor(w, requires_grad=True)\n"
-                    "bt = torch.tensor(b, requires_grad=True)\n"
-                    "at = torch.nn.functional.leaky_relu(wt * x + bt, leaky_slope)\n"
-                    "((at - y) ** 2).backward()",
-                    "leaky_dL_dw = wt.grad.item()",
+                "leaky_dL_dw": Slip(
+                    _autograd(
+                        "wt = torch.tensor(w, requires_grad=True)\n"
+                        "bt = torch.tensor(b, requires_grad=True)\n"
+                        "at = torch.nn.functional.leaky_relu(wt * x + bt, leaky_slope)\n"
+                        "((at - y) ** 2).backward()",
+                        "leaky_dL_dw = wt.grad.item()",
+                    ),
+                    AUTOGRAD,
                 ),
-                "leaky_dL_db": "leaky_dL_db = bt.grad.item()",
+                "leaky_dL_db": Slip("leaky_dL_db = bt.grad.item()", AUTOGRAD),
             },
             "05_three_mechanics": {
-                "x_grad": (
+                "x_grad": Slip(
                     "xt = torch.tensor(x_cube, requires_grad=True)\nyt = xt**3\n"
-                    "yt.retain_grad()\nzt = yt * 5\nzt.backward()\nx_grad = xt.grad.item()"
+                    "yt.retain_grad()\nzt = yt * k\nzt.backward()\nx_grad = xt.grad.item()",
+                    AUTOGRAD,
                 ),
-                "y_grad": "y_grad = yt.grad.item()",
-                "grad_after_three_calls": (
+                "y_grad": Slip("y_grad = yt.grad.item()", AUTOGRAD),
+                "grad_after_three_calls": Slip(
                     "xt = torch.tensor(x_square, requires_grad=True)\n"
                     "for _ in range(3):\n    (xt**2).backward()\n"
-                    "grad_after_three_calls = xt.grad.item()"
+                    "grad_after_three_calls = xt.grad.item()",
+                    AUTOGRAD,
                 ),
-                "grad_after_zero_and_backward": "grad_after_zero_and_backward = 6.0",
             },
             "06_one_backward_every_parameter": {
-                "dL_dw": _autograd_cell(
-                    "wt = torch.tensor(w, requires_grad=True)\n"
-                    "bt = torch.tensor(b, requires_grad=True)\n"
-                    "loss_t = (wt * x + bt - target) ** 2\nloss_t.backward()",
-                    "dL_dw = wt.grad.item()",
+                "dL_dw": Slip(
+                    _autograd(
+                        "wt = torch.tensor(w, requires_grad=True)\n"
+                        "bt = torch.tensor(b, requires_grad=True)\n"
+                        "loss_t = (wt * x + bt - target) ** 2\nloss_t.backward()",
+                        "dL_dw = wt.grad.item()",
+                    ),
+                    AUTOGRAD,
                 ),
-                "dL_db": "dL_db = bt.grad.item()",
+                "dL_db": Slip("dL_db = bt.grad.item()", AUTOGRAD),
             },
             "07_try_it": {
-                "dy_dx_at_4": _autograd_cell(
-                    "xt = torch.tensor(x_cubic, requires_grad=True)\n(xt**3 - 2 * xt).backward()",
-                    "dy_dx_at_4 = xt.grad.item()",
+                "cubic_slope": Slip(
+                    _autograd(
+                        "xt = torch.tensor(x_cubic, requires_grad=True)\n"
+                        "(xt**3 - 2 * xt).backward()",
+                        "cubic_slope = xt.grad.item()",
+                    ),
+                    AUTOGRAD,
                 ),
-                "dL_dout": _autograd_cell(
-                    "wt = torch.tensor(w, requires_grad=True)\n"
-                    "bt = torch.tensor(b, requires_grad=True)\n"
-                    "w2t = torch.tensor(w2, requires_grad=True)\n"
-                    "ht = wt * x + bt\nht.retain_grad()\n"
-                    "at = torch.relu(ht)\nat.retain_grad()\n"
-                    "outt = w2t * at\noutt.retain_grad()\n"
-                    "((outt - y) ** 2).backward()",
-                    "dL_dout = outt.grad.item()",
+                "dL_dout": Slip(
+                    _autograd(
+                        _neuron_autograd(
+                            "w2t = torch.tensor(w2, requires_grad=True)\n"
+                            "outt = w2t * at\noutt.retain_grad()\n"
+                            "((outt - target) ** 2).backward()"
+                        ),
+                        "dL_dout = outt.grad.item()",
+                    ),
+                    AUTOGRAD,
                 ),
-                "dL_dw2": "dL_dw2 = w2t.grad.item()",
-                "dL_da": "dL_da = at.grad.item()",
-                "dL_dh": "dL_dh = ht.grad.item()",
-                "dL_dw": "dL_dw = wt.grad.item()",
-                "dL_db": "dL_db = bt.grad.item()",
+                "dL_dw2": Slip("dL_dw2 = w2t.grad.item()", AUTOGRAD),
+                "dL_da": Slip("dL_da = at.grad.item()", AUTOGRAD),
+                "dL_dh": Slip("dL_dh = ht.grad.item()", AUTOGRAD),
+                "dL_dw": Slip("dL_dw = wt.grad.item()", AUTOGRAD),
+                "dL_db": Slip("dL_db = bt.grad.item()", AUTOGRAD),
             },
         },
         written={
-            "01_what_a_gradient_is": {
-                "which_way_to_step": "Right: PyTorch gives x.grad = -4, and x -= lr * grad goes up."
-            },
-            "02_the_computation_graph": {
-                "what_the_node_remembers": (
-                    "PowBackward0 saves x (you can see it in grad_fn._saved_self) because the "
-                    "derivative 2x needs it."
-                )
-            },
-            "03_a_neuron_by_hand": {
-                "why_dw_is_twice_db": "w.grad is 12 and b.grad is 6 when I run it: x = 2."
-            },
-            "04_the_dead_relu": {
-                "why_both_are_zero": "ReLU's gradient is 0 for negative inputs, so nothing flows."
-            },
-            "05_three_mechanics": {
-                "why_gradients_accumulate": (
-                    "For gradient accumulation over micro-batches. Call zero_grad() every step."
-                )
-            },
-            "06_one_backward_every_parameter": {
-                "one_call_at_scale": "One, autograd handles all parameters in the graph."
-            },
-            "07_try_it": {"what_w2_changed": "The printed grads changed because of w2."},
+            name: {gid: "PyTorch computes it for me."}
+            for name, gids in ((s.name, [g for g, _ in s.written]) for s in SPECS.values())
+            for gid in gids
         },
         day_offset=4,
     ),
     Student(
         "fay",
-        "mostly right; two answers rounded too early; 06 not submitted",
-        overrides={
-            "03_a_neuron_by_hand": {
-                "dL_da": "dL_da = 2 * (5 - 2)",
-                "dL_dw": "dL_dw = 6 * 2",
-                "dL_db": "dL_db = 6 * 1",
-            },
+        "mostly right, 03 in plain numbers, two answers rounded too early; 06 not submitted",
+        slips={
             "04_the_dead_relu": {
-                "leaky_dL_dw": "leaky_dL_dw = 0.04",
-                "leaky_dL_db": "leaky_dL_db = -0.04",
+                "leaky_dL_dw": Slip(
+                    "leaky_dL_dw = round(leaky_dL_da * leaky_da_dh * x, 1)", "rounded too early"
+                ),
+                "leaky_dL_db": Slip(
+                    "leaky_dL_db = round(leaky_dL_da * leaky_da_dh, 1)", "rounded too early"
+                ),
             },
         },
-        written={
-            "01_what_a_gradient_is": {
-                "which_way_to_step": (
-                    "Right (x increases). Negative slope = y falls as x grows, and the step "
-                    "goes against the slope."
-                )
-            },
-            "02_the_computation_graph": {
-                "what_the_node_remembers": (
-                    "The input x, since d(x^2)/dx = 2x depends on it. These saved tensors are "
-                    "the extra memory training needs."
-                )
-            },
-            "03_a_neuron_by_hand": {
-                "why_dw_is_twice_db": "dh/dw = x = 2 while dh/db = 1; the rest of the chain is 6."
-            },
-            "04_the_dead_relu": {
-                "why_both_are_zero": (
-                    "The ReLU is shut (h < 0), its slope 0 multiplies the gradient to w and b. "
-                    "Negative for every example means the neuron is dead for good."
-                )
-            },
-            "05_three_mechanics": {
-                "why_gradients_accumulate": (
-                    "To sum gradients over several mini-batches (bigger effective batch). "
-                    "zero_grad() before each backward()."
-                )
-            },
-            "07_try_it": {
-                "what_w2_changed": "2(out - y) became 1 and the chain gained a factor w2 = 0.5."
-            },
-        },
+        literal=("03_a_neuron_by_hand",),
+        written=WRITTEN_GOOD,
         not_submitted=("06_one_backward_every_parameter",),
         day_offset=5,
+    ),
+    Student(
+        "gus",
+        "copied ada's numbers as plain numbers instead of computing his own",
+        copied_from="ada",
+        day_offset=6,
     ),
 )
 
@@ -451,8 +391,45 @@ def assignments(release: Path) -> list[str]:
     return sorted(p.name for p in release.iterdir() if (p / f"{p.name}.ipynb").is_file())
 
 
+def function_answers(name: str) -> dict[str, str]:
+    """The model lines of the code parts, read from the solution notebook."""
+    path = REPO_ROOT / "solutions" / name / f"{name}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    found = {}
+    for part in SPECS[name].parts:
+        if part.kind != "function":
+            continue
+        cell = next(
+            c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == part.name
+        )
+        region = cell.source.split("### BEGIN SOLUTION\n", 1)[1].split("### END SOLUTION", 1)[0]
+        found[part.name] = "\n".join(line.strip() for line in region.strip().split("\n"))
+    return found
+
+
+def _literal(value: float | bool) -> str:
+    return repr(value) if isinstance(value, bool) else format_value(float(value))
+
+
+def answers_of(student: Student, name: str) -> dict[str, str]:
+    """The code each answer cell of `student` holds for assignment `name`."""
+    spec = SPECS[name]
+    mine = reference_quantities(name, learner_givens(name, student.name))
+    code = {p.name: p.code for p in spec.parts if p.kind != "function"}
+    if student.copied_from or name in student.literal:
+        whose = student.copied_from or student.name
+        theirs = reference_quantities(name, learner_givens(name, whose))
+        code = {n: f"{n} = {_literal(q.value)}" for n, q in theirs.items()}
+        if "out" in code:  # later parts of 07 use the `a` assigned with `out`
+            code["out"] = f"a = {_literal(theirs['out'].values['a'])}\n" + code["out"]
+    code.update(function_answers(name))
+    code.update({part: slip.code for part, slip in student.slips.get(name, {}).items()})
+    assert set(code) >= set(mine), name
+    return code
+
+
 def fill_code(source: str, answer: str) -> str:
-    """Replace the stub (its `YOUR ANSWER HERE` comment and `raise`) with `answer`."""
+    """Replace the stub's `raise NotImplementedError()` (and its comment) with `answer`."""
     lines = source.split("\n")
     index = next((i for i, line in enumerate(lines) if line.strip() == STUB_MARKER), None)
     if index is None:
@@ -463,13 +440,13 @@ def fill_code(source: str, answer: str) -> str:
     return "\n".join(lines[:start] + new + lines[index + 1 :])
 
 
-def submission(release_nb: Any, assignment: str, student: Student) -> Any:
-    """The notebook `student` hands in for `assignment`."""
+def submission(release_nb: Any, name: str, student: Student) -> Any:
+    """The notebook `student` hands in for assignment `name`."""
     nb = copy.deepcopy(release_nb)
     if student.blank:
         return nb
-    answers = {**CORRECT[assignment], **student.overrides.get(assignment, {})}
-    written = student.written.get(assignment, {})
+    answers = answers_of(student, name)
+    written = student.written.get(name, {})
     used: set[str] = set()
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
@@ -484,8 +461,101 @@ def submission(release_nb: Any, assignment: str, student: Student) -> Any:
             used.add(grade_id)
     unknown = (set(answers) | set(written)) - used
     if unknown:
-        raise ValueError(f"{assignment}: no answer cell for {sorted(unknown)}")
+        raise ValueError(f"{name}: no answer cell for {sorted(unknown)}")
     return nb
+
+
+def _assigned(code: str) -> set[str]:
+    return {
+        n.id
+        for n in ast.walk(ast.parse(code))
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+
+def _loaded(code: str) -> set[str]:
+    return {
+        n.id
+        for n in ast.walk(ast.parse(code))
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+
+
+def wrong_parts(student: Student, name: str) -> set[str]:
+    """The parts the statement makes wrong: slips, and what is computed from them."""
+    spec = SPECS[name]
+    slips = student.slips.get(name, {})
+    code = answers_of(student, name)
+    assigned_by = {n: part for part, source in code.items() for n in _assigned(source)}
+    wrong: set[str] = set()
+    for part in spec.part_names:  # in order: earlier parts are decided first
+        if part in slips:
+            wrong.add(part)
+            continue
+        sources = {assigned_by[n] for n in _loaded(code[part]) if n in assigned_by} - {part}
+        for source in sources & wrong:
+            if part not in student.slips.get(name, {}).get(source, Slip("", "")).unaffected:
+                wrong.add(part)
+    if student.copied_from:
+        mine = reference_quantities(name, learner_givens(name, student.name))
+        theirs = reference_quantities(name, learner_givens(name, student.copied_from))
+        for part, q in mine.items():
+            if q.is_bool or theirs[part].is_bool:
+                if q.value is not theirs[part].value:
+                    wrong.add(part)
+            elif not matches(float(q.value), float(theirs[part].value)):
+                wrong.add(part)
+    return wrong
+
+
+def check_slips_are_wrong(student: Student, name: str) -> None:
+    """Every stated hand slip must give a wrong number for the student's own numbers."""
+    spec = SPECS[name]
+    givens = learner_givens(name, student.name)
+    mine = reference_quantities(name, givens)
+    code = answers_of(student, name)
+    answers = read_hand_answers([code[p] for p in spec.part_names if p in code], givens)
+    for part, slip in student.slips.get(name, {}).items():
+        if part not in mine or slip.mistake == AUTOGRAD:
+            continue
+        answer = answers.get(part)
+        if answer is not None and answer.status == "number" and answer.value is not None:
+            q = mine[part]
+            right = (
+                answer.value is q.value
+                if q.is_bool
+                else matches(float(q.value), float(answer.value))
+            )
+            if right:
+                raise ValueError(
+                    f"{student.name}/{name}/{part}: the slip '{slip.mistake}' gives the right "
+                    "number for this student's numbers; state another slip"
+                )
+
+
+def expected_grades(names: list[str]) -> list[tuple[str, str, int, int]]:
+    """(student, assignment, score, max score), derived from the statement and the specs."""
+    rows = []
+    for student in STUDENTS:
+        for name in names:
+            spec: ExerciseSpec = SPECS[name]
+            if student.blank or name in student.not_submitted:
+                score = 0
+            else:
+                check_slips_are_wrong(student, name)
+                wrong = wrong_parts(student, name)
+                score = sum(p.points for p in spec.parts if p.name not in wrong)
+            rows.append((student.name, name, score, spec.max_points))
+    return rows
+
+
+def expected_csv(names: list[str]) -> str:
+    """expected_grades.csv: what each submission must score (written answers count 0)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["student", "assignment", "score", "max_score"])
+    writer.writerows(expected_grades(names))
+    return out.getvalue()
 
 
 def timestamp(assignment_index: int, student: Student) -> str:
@@ -496,10 +566,10 @@ def timestamp(assignment_index: int, student: Student) -> str:
 
 
 def build(release: Path, out: Path) -> list[Path]:
-    """Write every submission under `out`; return the files written."""
+    """Write every submission and the expected grades under `out`; return the files."""
     written: list[Path] = []
     names = assignments(release)
-    missing = set(CORRECT) - set(names)
+    missing = set(SPECS) - set(names)
     if missing:
         raise SystemExit(f"error: {release} lacks release notebooks for {sorted(missing)}")
     for student in STUDENTS:
@@ -513,6 +583,9 @@ def build(release: Path, out: Path) -> list[Path]:
             nbformat.write(nb, folder / f"{name}.ipynb")
             (folder / "timestamp.txt").write_text(timestamp(index, student) + "\n")
             written += [folder / f"{name}.ipynb", folder / "timestamp.txt"]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / EXPECTED).write_text(expected_csv(names))
+    written.append(out / EXPECTED)
     return written
 
 
@@ -520,13 +593,14 @@ def differences(generated: Path, committed: Path) -> list[str]:
     """Files that differ between a fresh build and the committed sample class."""
 
     def files(root: Path) -> set[Path]:
-        return {
+        found = {
             p.relative_to(root)
             for s in STUDENTS
             if (root / s.name).is_dir()
             for p in (root / s.name).rglob("*")
             if p.is_file()
         }
+        return found | ({Path(EXPECTED)} if (root / EXPECTED).is_file() else set())
 
     fresh, stored = files(generated), files(committed)
     problems = [f"{rel}: missing" for rel in sorted(fresh - stored)]
@@ -543,7 +617,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command line: build the sample class, or --check that it is current."""
     parser = argparse.ArgumentParser(
         prog="make_sample_class",
-        description=__doc__.split("\n\n")[0],
+        description=(__doc__ or "").split("\n\n")[0],
         epilog="Profiles: " + "; ".join(f"{s.name}: {s.profile}" for s in STUDENTS),
     )
     parser.add_argument(

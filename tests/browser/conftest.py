@@ -29,7 +29,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,35 @@ RUN_ALL_TIMEOUT_MS = 120_000  # Run All Cells of one notebook
 MAX_SCREENSHOT_HEIGHT = 15_000  # Chromium refuses taller captures (16384 px)
 
 STDERR = "application/vnd.jupyter.stderr"
+AXE = REPO / "tools" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+# Runs axe on the document; says whose each violating node is: the course's own content
+# (rendered Markdown, outputs), ipywidgets' slider internals (noUiSlider's handle has no
+# accessible name and ipywidgets offers no way to give it one), or JupyterLab's interface.
+AXE_RUN = """async () => {
+    const result = await axe.run(document, {resultTypes: ['violations']});
+    const course = '.jp-OutputArea-output, .jp-RenderedMarkdown';
+    const owner = (element) => !element ? 'jupyterlab'
+        : element.closest('.noUi-target') ? 'ipywidgets'
+        : element.closest(course) ? 'course' : 'jupyterlab';
+    return result.violations.map((v) => ({
+        id: v.id, impact: v.impact, help: v.help,
+        nodes: v.nodes.map((n) => {
+            const selector = n.target[n.target.length - 1];
+            const element = typeof selector === 'string' ? document.querySelector(selector) : null;
+            return {target: JSON.stringify(n.target), impact: n.impact, html: n.html.slice(0, 160),
+                    owner: owner(element)};
+        }),
+    }));
+}"""
+
+
+def axe_script() -> Path:
+    """axe-core's script, installed from npm by tools/install_axe.sh (run here if missing)."""
+    if not AXE.is_file():
+        subprocess.run(["bash", str(REPO / "tools" / "install_axe.sh")], check=True)
+    return AXE
+
+
 ERROR_WORDS = re.compile(r"Traceback|Error")
 
 
@@ -393,19 +422,46 @@ class Notebook:
         self.menu("File", "Save Notebook")
         expect(self.page.locator(".lm-TabBar-tab.jp-mod-current.jp-mod-dirty")).to_have_count(0)
 
-    def error_texts(self) -> list[str]:
-        """Rendered stderr/error outputs that look like errors (warnings pass)."""
-        stderr = self.panel.locator(f'.jp-RenderedText[data-mime-type="{STDERR}"]')
-        return stderr.filter(has_text=ERROR_WORDS).all_text_contents()
+    def must_fail(self) -> set[int]:
+        """Positions (among code cells) of the cells tagged `raises-exception`."""
+        code = [
+            c for c in self.server.notebook_json(self.path)["cells"] if c["cell_type"] == "code"
+        ]
+        return {
+            i for i, c in enumerate(code) if "raises-exception" in c["metadata"].get("tags", [])
+        }
+
+    def error_texts(self, allowed: Collection[int] = ()) -> list[str]:
+        """Rendered stderr/error outputs that look like errors (warnings pass), except in the
+        code cells at the positions in `allowed` (cells meant to fail)."""
+        found = []
+        for i, cell in enumerate(self.code_cells.all()):
+            if i in allowed:
+                continue
+            stderr = cell.locator(f'.jp-RenderedText[data-mime-type="{STDERR}"]')
+            found += stderr.filter(has_text=ERROR_WORDS).all_text_contents()
+        return found
 
     def saved_error_outputs(self) -> list[str]:
-        """nbformat `error` outputs of the notebook as saved by the server."""
+        """nbformat `error` outputs of the notebook as saved by the server, outside the cells
+        tagged `raises-exception`; those must each hold one (listed as `missing error`)."""
         found = []
         for number, cell in enumerate(self.server.notebook_json(self.path)["cells"]):
-            for output in cell.get("outputs", []):
-                if output.get("output_type") == "error":
-                    found.append(f"cell {number}: {output.get('ename')}: {output.get('evalue')}")
+            errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+            if "raises-exception" in cell.get("metadata", {}).get("tags", []):
+                if not errors:
+                    found.append(f"cell {number}: missing error (tagged raises-exception)")
+                continue
+            found += [f"cell {number}: {o.get('ename')}: {o.get('evalue')}" for o in errors]
         return found
+
+    def axe_violations(self) -> list[dict[str, Any]]:
+        """axe-core's violations on the whole page, each node with its `owner`: `course` (the
+        course's own content: rendered Markdown and outputs), `ipywidgets` (the slider's
+        internal handle) or `jupyterlab` (menus, toolbars, prompts, the code editor's theme)."""
+        self.page.add_script_tag(path=str(axe_script()))
+        result: list[dict[str, Any]] = self.page.evaluate(AXE_RUN)
+        return result
 
     # --- pictures
 

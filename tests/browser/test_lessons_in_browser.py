@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Locator, expect
@@ -46,17 +47,23 @@ def test_there_are_lessons() -> None:
 
 
 class ExecutedLessons:
-    """Each lesson opened and run once per module, shared by its run test and widget test."""
+    """Each lesson opened and run once per module, shared by its run test and widget test.
+
+    Before running, the stored page is looked at too (what a learner sees on opening
+    the lesson): its text and its accessibility violations are kept in `stored`."""
 
     def __init__(self, opener: NotebookOpener) -> None:
         self.opener = opener
         self.notebooks: dict[str, Notebook] = {}
         self.run_seconds: dict[str, float] = {}
+        self.stored: dict[str, tuple[str, list[dict[str, Any]]]] = {}
 
     def get(self, lesson: str) -> Notebook:
         if lesson not in self.notebooks:
             notebook = self.opener.open(f"course/{lesson}.ipynb")
             self.notebooks[lesson] = notebook
+            notebook.screenshot(f"{lesson}-stored")
+            self.stored[lesson] = (notebook.panel.inner_text(), notebook.axe_violations())
             self.run_seconds[lesson] = notebook.run_all()
         return self.notebooks[lesson]
 
@@ -93,7 +100,11 @@ def test_lesson_runs_in_browser(lessons: ExecutedLessons, lesson: str) -> None:
         numbers = [int(p[1:-2]) for p in prompts]
         assert numbers == list(range(1, len(numbers) + 1)), f"cells ran out of order: {prompts}"
 
-        errors = notebook.error_texts()
+        stored_text, stored_axe = lessons.stored[lesson]
+        assert "Error displaying widget" not in stored_text, f"{lesson}: a widget without its still"
+        assert not re.search(r"\b[HV]Box\(children=", stored_text), f"{lesson}: a raw widget repr"
+        must_fail = notebook.must_fail()
+        errors = notebook.error_texts(allowed=must_fail)
         assert not errors, f"{lesson}: error output in the browser:\n" + "\n---\n".join(errors)
         notebook.save()
         saved_errors = notebook.saved_error_outputs()
@@ -112,10 +123,34 @@ def test_lesson_runs_in_browser(lessons: ExecutedLessons, lesson: str) -> None:
             notebook.wait_for_images()
         shot = notebook.screenshot(lesson)
         assert shot.stat().st_size > 10_000, shot
+        serious = course_violations(lesson, "stored", stored_axe)
+        serious += course_violations(lesson, "run", notebook.axe_violations())
+        assert not serious, f"{lesson}: serious accessibility violations in the course:\n" + (
+            "\n".join(serious)
+        )
         print(f"{lesson}: Run All {seconds:.1f} s, {len(numbers)} code cells, screenshot {shot}")
     finally:
         if lesson not in WIDGET_LESSONS:
             lessons.done(lesson)
+
+
+AXE_REPORTS = REPO / "artifacts" / "axe"
+SERIOUS = {"serious", "critical"}
+
+
+def course_violations(lesson: str, when: str, violations: list[dict[str, Any]]) -> list[str]:
+    """Serious or critical axe violations in the course's own content (rendered Markdown and
+    outputs); everything axe found, JupyterLab's interface included, goes to
+    artifacts/axe/<lesson>-<when>.json for reading."""
+    AXE_REPORTS.mkdir(parents=True, exist_ok=True)
+    report = AXE_REPORTS / f"{lesson}-{when}.json"
+    report.write_text(json.dumps(violations, indent=1), encoding="utf-8")
+    return [
+        f"{when}: {v['id']} ({node['impact']}): {v['help']}: {node['html']}"
+        for v in violations
+        for node in v["nodes"]
+        if node["owner"] == "course" and node["impact"] in SERIOUS
+    ]
 
 
 # --- widgets -------------------------------------------------------------------------

@@ -16,6 +16,7 @@ outside it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import secrets
@@ -69,6 +70,7 @@ class ClassHub:
     passwords: dict[str, str] = field(default_factory=dict)
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
+    created: list[str] = field(default_factory=list)  # accounts this run made (and removes)
 
     @property
     def url(self) -> str:
@@ -119,7 +121,9 @@ class ClassHub:
         root = Path(tempfile.mkdtemp(prefix="class-hub-"))
         root.chmod(0o755)
         tag = secrets.token_hex(2)
-        hub = cls(root, f"bch{tag}-teacher", [f"bch{tag}-{n}" for n in ("ada", "ben", "dee")])
+        # the students are the sample class's: their numbers are drawn from their names,
+        # so their answered notebooks are right (or wrong) for them as for the sample class
+        hub = cls(root, f"bch{tag}-teacher", ["ada", "ben", "dee"])
         try:
             hub._create_users()
             hub._create_course()
@@ -132,7 +136,14 @@ class ClassHub:
 
     def _create_users(self) -> None:
         for user in [self.instructor, *self.students]:
+            try:
+                pwd.getpwnam(user)
+            except KeyError:
+                pass
+            else:
+                raise RuntimeError(f"a local account {user!r} exists already: the test needs it")
             subprocess.run(["useradd", "-m", "-s", "/bin/bash", user], check=True)
+            self.created.append(user)
             self.passwords[user] = secrets.token_urlsafe(12)
             subprocess.run(
                 ["chpasswd"], input=f"{user}:{self.passwords[user]}\n", text=True, check=True
@@ -147,8 +158,25 @@ class ClassHub:
             "c = get_config()\n"
             f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
             f"c.Exchange.root = {str(self.exchange)!r}\n"
+            f"c.Sandbox.cgroup_parent = {self.cgroup_name()!r}\n"
         )
+        self._delegate_cgroups()
         subprocess.run(["chown", "-R", self.instructor, str(course)], check=True)
+
+    def cgroup_name(self) -> str:
+        return f"/autograder-{self.instructor}"
+
+    def cgroup_dirs(self) -> list[Path]:
+        return [
+            Path("/sys/fs/cgroup") / c / self.cgroup_name()[1:] for c in ("memory", "pids", "cpu")
+        ]
+
+    def _delegate_cgroups(self) -> None:
+        """What an administrator does once for the grader's account (the sandbox's limits
+        per notebook need cgroups the grader may create): a subtree of their own."""
+        for folder in self.cgroup_dirs():
+            folder.mkdir(parents=True, exist_ok=True)
+            subprocess.run(["chown", "-R", self.instructor, str(folder)], check=True)
 
     def _start_hub(self) -> None:
         self.port = free_port()
@@ -194,10 +222,14 @@ class ClassHub:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
-        for user in [self.instructor, *self.students]:
+        for user in self.created:
             for _ in range(20):
                 done = subprocess.run(["userdel", "-r", user], capture_output=True, text=True)
                 if done.returncode in (0, 6):  # deleted, or never created
                     break
                 time.sleep(0.5)  # a process of theirs is still exiting
+        for folder in self.cgroup_dirs():  # cgroups are removed leaves first, with rmdir
+            for child in sorted(folder.glob("**/"), key=lambda p: -len(p.parts)):
+                with contextlib.suppress(OSError):
+                    child.rmdir()
         shutil.rmtree(self.root, ignore_errors=True)

@@ -1,0 +1,170 @@
+"""Answer kinds behind one interface: the in-kernel checker and the trusted grader both call
+`judge(part, context)`.
+
+Kinds today: a hand number (forward values, local slopes, gradients), a true/false (or
+counted) fact, and a code function (the learner's function called on drawn cases). A new
+kind (e.g. a class the learner writes, called from a JSON description of what to build)
+adds one `AnswerKind` to `KINDS`; callers do not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from autograder.byhand import HandAnswer
+from autograder.diagnose import MISSING, Verdict, diagnose, format_value
+from autograder.quantities import Quantity
+from autograder.references import reference_quantities
+from autograder.spec import Part, exercise_spec
+
+ALLOWED_FORM = (
+    "Write numbers with + - * / ** and ( ), names you assigned that way, or max, min, abs, round."
+)
+
+
+@dataclass
+class JudgeContext:
+    """What a verdict may use: the learner's numbers, answers read from cells, results."""
+
+    exercise: str
+    givens: Mapping[str, float]
+    hand: Mapping[str, HandAnswer] | None = None
+    """Answers read from the cell sources (None: no source to read)."""
+    runtime: Mapping[str, object] = field(default_factory=dict)
+    """The kernel's namespace (empty in the grader)."""
+    calls: Mapping[str, tuple[Sequence[tuple[float, ...]], Sequence[object] | str]] = field(
+        default_factory=dict
+    )
+    """function name -> (cases, results, or why it could not be called)."""
+
+    def quantities(self) -> dict[str, Quantity]:
+        """PyTorch's values for this learner's numbers."""
+        return reference_quantities(self.exercise, self.givens)
+
+    def answers(self) -> dict[str, object]:
+        """The learner's numbers by name (for follow-on errors)."""
+        if self.hand is not None:
+            return {n: a.value for n, a in self.hand.items() if a.status == "number"}
+        return dict(self.runtime)
+
+
+class AnswerKind(Protocol):
+    """How one kind of answer is judged."""
+
+    def judge(self, part: Part, context: JudgeContext) -> Verdict:
+        """The verdict on the learner's answer to `part`."""
+        ...
+
+
+def _same_value(runtime: object, hand: float | bool) -> bool:
+    import math
+
+    if type(hand) is bool or type(runtime) is bool:
+        return runtime is hand
+    if type(runtime) not in (int, float) or not isinstance(runtime, int | float):
+        return False
+    return math.isclose(runtime, hand, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def judge_hand(
+    q: Quantity,
+    answer: HandAnswer | None,
+    runtime_value: object = MISSING,
+    answers: Mapping[str, object] | None = None,
+) -> Verdict:
+    """Verdict on one hand answer: the by-hand rule first, then `diagnose`."""
+    name = q.name
+    if answer is None:
+        return diagnose(q, runtime_value, answers)
+    label, status, detail = q.label, answer.status, answer.detail
+    example = "True or False" if q.is_bool else "the arithmetic, e.g. `2 * (5 - 2)`"
+    if status == "autograd":
+        return Verdict(
+            False,
+            f"✗ {label}: `{name}` was computed with autograd ({detail}); by hand means by "
+            f"hand: write {example}.",
+            "autograd",
+        )
+    if status == "not_arithmetic":
+        allowed = "Write True or False: your own prediction." if q.is_bool else ALLOWED_FORM
+        return Verdict(
+            False,
+            f"✗ {label}: `{name}` is not plain arithmetic ({detail}).\n  {allowed}",
+            "not_arithmetic",
+        )
+    if status == "error":
+        return Verdict(False, f"✗ {label}: `{name}` could not be read: {detail}.", "error")
+    if status == "unanswered" or answer.value is None:
+        return Verdict(False, f"✗ {label}: `{name}` is not answered yet: {detail}.", "unanswered")
+    if runtime_value is not MISSING and not _same_value(runtime_value, answer.value):
+        return Verdict(
+            False,
+            f"✗ {label}: the notebook holds `{name}` = {format_value(runtime_value)} but your "
+            f"cells assign {format_value(answer.value)}; run the answer cell again.",
+            "stale",
+        )
+    return diagnose(q, answer.value, answers)
+
+
+class HandNumber:
+    """A number (or fact) written by hand: read from the cell source, judged by `diagnose`."""
+
+    def judge(self, part: Part, context: JudgeContext) -> Verdict:
+        q = context.quantities()[part.name]
+        name = part.name
+        runtime = context.runtime.get(name, MISSING)
+        answer = context.hand.get(name) if context.hand is not None else None
+        if context.hand is not None and answer is None and runtime is not MISSING:
+            detail = f"not assigned by a `{name} = ...` line of a cell"
+            answer = HandAnswer(name, None, "not_arithmetic", detail)
+        if (
+            answer is not None
+            and answer.status == "number"
+            and context.runtime
+            and (runtime is MISSING)
+        ):
+            return Verdict(
+                False,
+                f"✗ {q.label}: `{name}` has no value in the notebook: its cell stopped early; "
+                "fix the error and run it again.",
+                "stale",
+            )
+        return judge_hand(q, answer, runtime, context.answers())
+
+
+class CodeFunction:
+    """A function the learner writes: its results on drawn cases against PyTorch's."""
+
+    def judge(self, part: Part, context: JudgeContext) -> Verdict:
+        from autograder.functions import judge_function_results
+
+        task = part.task
+        if task is None:
+            raise ValueError(f"{part.name} has no function task")
+        call = context.calls.get(part.name)
+        if call is None:
+            reason = "the notebook did not finish, so it was never called"
+            return Verdict(False, f"✗ `{part.name}` could not be tested: {reason}.", "not_run")
+        cases, results = call
+        if isinstance(results, str):
+            return Verdict(False, f"✗ `{part.name}` could not be tested: {results}.", "not_run")
+        if len(results) != len(cases):
+            return Verdict(False, f"✗ `{part.name}` was not called on every case.", "not_run")
+        return judge_function_results(task, cases, results)
+
+
+KINDS: dict[str, AnswerKind] = {
+    "forward": HandNumber(),
+    "local_slope": HandNumber(),
+    "gradient": HandNumber(),
+    "fact": HandNumber(),
+    "function": CodeFunction(),
+}
+
+
+def judge(exercise: str, name: str, context: JudgeContext) -> Verdict:
+    """The verdict on part `name` of `exercise`, whatever its kind."""
+    part = exercise_spec(exercise).part(name)
+    return KINDS[part.kind].judge(part, context)

@@ -1,0 +1,51 @@
+"""Trusted verdicts use the numbers of the student whose folder the submission is in.
+
+Answers written with the given names score full for any student; answers written as one
+student's numbers score only for that student (and where the numbers coincide)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import trusted
+from autograder.exercises import SPECS
+
+SAMPLE = Path(__file__).resolve().parent.parent / "instructor" / "sample_class"
+NAME = "03_a_neuron_by_hand"
+
+
+def passed(student_folder: str, as_student: str, name: str = NAME) -> int:
+    """How many trusted test cells pass when `student_folder`'s notebook is graded as
+    `as_student`."""
+    nb = nbformat.read(SAMPLE / student_folder / name / f"{name}.ipynb", as_version=4)
+    plan = trusted.plan(nb.cells, random.Random(0))
+    verdicts = trusted.verdicts(plan, nb.cells, [], as_student)
+    return sum(all(v.passed for v in cell) for cell in verdicts.values())
+
+
+@pytest.mark.parametrize("student", ["ada", "ben", "someone-new"])
+def test_answers_with_the_given_names_score_full_for_anyone(student: str) -> None:
+    parts = len(SPECS[NAME].parts)
+    assert passed("ada", student) == parts
+
+
+def test_answers_with_another_students_numbers_score_only_for_them() -> None:
+    """gus wrote ada's numbers: graded as ada they are right, graded as gus they are not."""
+    parts = len(SPECS[NAME].parts)
+    assert passed("gus", "ada") == parts
+    assert passed("gus", "gus") < parts // 2
+
+
+def test_the_notebook_cannot_claim_other_numbers() -> None:
+    """The given cell's text is the same for everyone; the numbers come from the folder."""
+    nb = nbformat.read(SAMPLE / "ada" / NAME / f"{NAME}.ipynb", as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "given":
+            cell.source = "x, w, b, y = 2.0, 3.0, -1.0, 2.0"
+    plan = trusted.plan(nb.cells, random.Random(0))
+    verdicts = trusted.verdicts(plan, nb.cells, [], "ada")
+    assert sum(all(v.passed for v in cell) for cell in verdicts.values()) < 4

@@ -1,0 +1,233 @@
+"""autograder.value_graphs: a learner's Value class judged on random graphs against PyTorch.
+
+The correct class is the lesson's own (autograd_lessons.value.Value). The buggy ones
+are written here, one classic mistake each, in the way learners write them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from autograd_lessons.value import Value
+from autograder.value_graphs import BUGS, describe, draw_graphs, evaluate_with, judge
+
+GRAPHS = draw_graphs(random.Random(2026), 200)
+
+
+class Mini:
+    """micrograd, with a switch for each classic bug."""
+
+    bug = ""
+
+    def __init__(self, data: float, children: tuple[Mini, ...] = ()) -> None:
+        self.data, self.grad, self._prev = float(data), 0.0, children
+        self._backward: Callable[[], None] = lambda: None
+
+    def _send(self, node: Mini, amount: float) -> None:
+        if self.bug == "overwrite":
+            node.grad = amount
+        else:
+            node.grad += amount
+
+    def _new(self, data: float, children: tuple[Mini, ...]) -> Mini:
+        return type(self)(data, children)
+
+    def __add__(self, other: Any) -> Mini:
+        other = other if isinstance(other, Mini) else type(self)(other)
+        out = self._new(self.data + other.data, (self, other))
+
+        def back() -> None:
+            self._send(self, out.grad)
+            self._send(other, out.grad)
+
+        out._backward = back
+        return out
+
+    def __sub__(self, other: Any) -> Mini:
+        other = other if isinstance(other, Mini) else type(self)(other)
+        out = self._new(self.data - other.data, (self, other))
+
+        def back() -> None:
+            self._send(self, out.grad)
+            self._send(other, out.grad if self.bug == "sub_sign" else -out.grad)
+
+        out._backward = back
+        return out
+
+    def __mul__(self, other: Any) -> Mini:
+        other = other if isinstance(other, Mini) else type(self)(other)
+        out = self._new(self.data * other.data, (self, other))
+
+        def back() -> None:
+            lost = self.bug == "mul_factor"
+            self._send(self, out.grad * (1.0 if lost else other.data))
+            self._send(other, out.grad * (1.0 if lost else self.data))
+
+        out._backward = back
+        return out
+
+    def __pow__(self, k: float) -> Mini:
+        out = self._new(self.data**k, (self,))
+
+        def back() -> None:
+            factor = 1.0 if self.bug == "pow_factor" else k
+            self._send(self, factor * self.data ** (k - 1) * out.grad)
+
+        out._backward = back
+        return out
+
+    def relu(self) -> Mini:
+        out = self._new(max(self.data, 0.0), (self,))
+
+        def back() -> None:
+            open_gate = self.data <= 0 if self.bug == "relu_side" else self.data > 0
+            self._send(self, out.grad if open_gate else 0.0)
+
+        out._backward = back
+        return out
+
+    def __neg__(self) -> Mini:
+        return self * -1.0
+
+    def __radd__(self, other: float) -> Mini:
+        return self + other
+
+    def __rsub__(self, other: float) -> Mini:
+        return type(self)(other) - self
+
+    def __rmul__(self, other: float) -> Mini:
+        return self * other
+
+    def backward(self) -> None:
+        if self.bug == "order":  # the usual wrong walk: breadth first, each node once
+            order, seen = [self], {id(self)}
+            for node in order:
+                for child in node._prev:
+                    if id(child) not in seen:
+                        seen.add(id(child))
+                        order.append(child)
+        else:
+            topo: list[Mini] = []
+            seen = set()
+
+            def visit(node: Mini) -> None:
+                if id(node) not in seen:
+                    seen.add(id(node))
+                    for child in node._prev:
+                        visit(child)
+                    topo.append(node)
+
+            visit(self)
+            order = topo[::-1]
+        self.grad = 1.0
+        for node in order:
+            node._backward()
+
+
+def buggy(name: str) -> type[Mini]:
+    return type(f"Mini_{name}", (Mini,), {"bug": name})
+
+
+def run(cls: Any) -> list[dict[str, Any]]:
+    return [evaluate_with(cls, graph) for graph in GRAPHS]
+
+
+def test_the_graphs_are_plain_json_drawn_from_a_seed() -> None:
+    assert json.loads(json.dumps(GRAPHS)) == GRAPHS
+    assert draw_graphs(random.Random(2026), 200) == GRAPHS
+    assert draw_graphs(random.Random(7), 5) != GRAPHS[:5]
+
+
+def test_most_graphs_share_a_subexpression() -> None:
+    def shares(graph: dict[str, Any]) -> bool:
+        uses = [arg for op in graph["ops"] for arg in op["args"]]
+        return len(uses) != len(set(uses))
+
+    assert sum(shares(g) for g in GRAPHS) > 150
+
+
+def test_every_operation_of_the_interface_is_drawn() -> None:
+    drawn = {op["op"] for graph in GRAPHS for op in graph["ops"]}
+    assert drawn == {
+        "add", "sub", "mul", "add_const", "radd_const", "sub_const", "rsub_const",
+        "mul_const", "rmul_const", "neg", "pow", "relu",
+    }  # fmt: skip
+
+
+def test_evaluating_returns_numbers_only() -> None:
+    result = evaluate_with(Value, GRAPHS[0])
+    assert set(result) == {"output", "grads"}
+    assert json.loads(json.dumps(result)) == result
+
+
+@pytest.mark.parametrize("cls", [Value, Mini], ids=["lesson Value", "micrograd"])
+def test_a_correct_value_scores_full_marks_on_200_graphs(cls: Any) -> None:
+    verdict = judge(GRAPHS, run(cls))
+    assert verdict.passed and (verdict.correct, verdict.total) == (200, 200), verdict.text
+    assert verdict.text.startswith("✓ 200/200")
+
+
+@pytest.mark.parametrize("bug", sorted(BUGS))
+def test_each_classic_bug_is_caught_and_named(bug: str) -> None:
+    verdict = judge(GRAPHS, run(buggy(bug)))
+    assert not verdict.passed
+    assert verdict.correct < 200
+    named = [line for line in verdict.text.splitlines() if line.startswith("Likely bug:")]
+    assert named == [f"Likely bug: {BUGS[bug].advice}."], verdict.text
+    assert "First wrong graph" in verdict.text
+
+
+def test_a_class_that_raises_fails_with_its_error() -> None:
+    class NoRightHand(Value):
+        __rmul__ = None  # type: ignore[assignment]
+
+    verdict = judge(GRAPHS, run(NoRightHand))
+    assert not verdict.passed and "the class raised TypeError" in verdict.text
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"output": True, "grads": [1.0]},
+        {"output": 1.0, "grads": "1.0"},
+        {"output": 1.0, "grads": []},
+        {"output": 1.0, "grads": [None, None, None, None]},
+        "nothing",
+        None,
+    ],
+)
+def test_results_that_are_not_numbers_fail_closed(bad: object) -> None:
+    results: list[object] = list(run(Value))
+    results[0] = bad
+    verdict = judge(GRAPHS, results)
+    assert not verdict.passed and verdict.correct == 199
+    assert "First wrong graph (#0)" in verdict.text
+
+
+def test_a_missing_result_fails() -> None:
+    verdict = judge(GRAPHS, run(Value)[:-1])
+    assert not verdict.passed and "expected 200 results, got 199" in verdict.text
+
+
+def test_a_graph_reads_as_code() -> None:
+    graph = {"leaves": [3.0], "ops": [{"op": "pow", "args": [0], "exponent": 2},
+                                      {"op": "mul", "args": [0, 1]}]}  # fmt: skip
+    assert describe(graph) == "v0 = 3.0; v1 = v0**2; v2 = v0 * v1; backward from v2"
+    assert evaluate_with(Value, graph) == {"output": 27.0, "grads": [27.0]}
+    assert judge([graph], [{"output": 27.0, "grads": [27.0]}]).passed
+    assert not judge([graph], [{"output": 27.0, "grads": [9.0]}]).passed
+
+
+def test_a_part_can_grade_a_few_operations_only() -> None:
+    graphs = draw_graphs(random.Random(1), 50, ops=("mul", "pow"))
+    drawn = {op["op"] for graph in graphs for op in graph["ops"]}
+    assert drawn <= {"mul", "pow", "add"}  # add only joins unused leaves to the output
+    assert {"mul", "pow"} <= drawn
+    assert judge(graphs, [evaluate_with(Value, g) for g in graphs]).passed
+    with pytest.raises(ValueError, match="unknown operations"):
+        draw_graphs(random.Random(1), 1, ops=("div",))
