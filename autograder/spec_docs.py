@@ -35,7 +35,7 @@ def _parts(spec: ExerciseSpec) -> str:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for p in spec.parts:
-        answer = "code" if p.kind == "function" else f"`{p.answer}`"
+        answer = "code" if p.kind in ("function", "class") else f"`{p.answer}`"
         kind = p.kind + (f" (gate {p.gate})" if p.gate else "")
         rows.append(
             f"| {spec.letter(p.name)} | `{p.name}` | {p.label} | {kind} | {p.points} | {answer} |"

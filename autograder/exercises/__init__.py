@@ -15,6 +15,7 @@ from autograder.exercises import (
     ex05_three_mechanics,
     ex06_one_backward_every_parameter,
     ex07_try_it,
+    ex09_autograd_by_hand,
 )
 from autograder.spec import ExerciseSpec
 
@@ -26,6 +27,7 @@ _MODULES = (
     ex05_three_mechanics,
     ex06_one_backward_every_parameter,
     ex07_try_it,
+    ex09_autograd_by_hand,
 )
 
 SPECS: dict[str, ExerciseSpec] = {m.SPEC.name: m.SPEC for m in _MODULES}
