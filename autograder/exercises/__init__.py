@@ -15,6 +15,7 @@ from autograder.exercises import (
     ex05_three_mechanics,
     ex06_one_backward_every_parameter,
     ex07_try_it,
+    ex08_when_backward_complains,
     ex09_autograd_by_hand,
 )
 from autograder.spec import ExerciseSpec
@@ -27,6 +28,7 @@ _MODULES = (
     ex05_three_mechanics,
     ex06_one_backward_every_parameter,
     ex07_try_it,
+    ex08_when_backward_complains,
     ex09_autograd_by_hand,
 )
 
