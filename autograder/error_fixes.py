@@ -6,8 +6,8 @@ learner's fixed function on cases it draws and compares the numbers with PyTorch
   the graph ("element 0 of tensors does not require grad");
 - `first_grad(x0, x1)`: x.grad[0] for y = x² on a vector, once the output is summed
   ("grad can be implicitly created only for scalar outputs");
-- `saved_grad(x0)`: dy/dx for a = 2x, y = a², with a changed afterwards without touching
-  the a that y saved ("modified by an inplace operation");
+- `saved_grad(x0)`: d/dx of 3·exp(x), the ×3 applied without changing the output that
+  exp saved for its backward ("modified by an inplace operation");
 - `sgd_step(w0, lr)`: one gradient-descent step on (2w - 4)², the update out of the
   graph ("a leaf Variable that requires grad is being used in an in-place operation").
 """
@@ -45,17 +45,17 @@ def _mean_instead(x0: float, x1: float) -> float:
 
 
 def saved_grad_reference(x0: float) -> float:
-    """x.grad for a = 2x, y = a² (a changed only after y saved it, as a new tensor)."""
+    """d/dx of 3·exp(x) at x0 (exp saves its output; the ×3 makes a new tensor)."""
     import torch
 
     x = torch.tensor(float(x0), requires_grad=True, dtype=torch.float64)
-    ((2 * x) ** 2).backward()  # type: ignore[no-untyped-call]
+    (torch.exp(x) * 3).backward()  # type: ignore[no-untyped-call]
     assert x.grad is not None
     return float(x.grad.item())
 
 
-def _changed_first(x0: float) -> float:
-    return 4 * (2 * x0 + 1)
+def _times_three_deleted(x0: float) -> float:
+    return saved_grad_reference(x0) / 3
 
 
 def sgd_step_reference(w0: float, lr: float) -> float:
@@ -72,6 +72,10 @@ def sgd_step_reference(w0: float, lr: float) -> float:
 
 def _stepped_up(w0: float, lr: float) -> float:
     return 2 * w0 - sgd_step_reference(w0, lr)
+
+
+def _not_moved(w0: float, lr: float) -> float:
+    return float(w0)
 
 
 Case = tuple[float, ...]
@@ -124,13 +128,13 @@ SAVED_GRAD = FunctionTask(
     label="saved_grad(x0)",
     make_cases=_cases([(3.0,), (-1.5,)], lambda r: (_value(r),)),
     reference=saved_grad_reference,
-    hint="y = a² saved a for its backward: make a new tensor (a = a + 1) instead of "
-    "changing a in place (a += 1).",
+    hint="exp saved its output y for its backward: make a new tensor (y = y * 3) instead "
+    "of changing y in place (y *= 3).",
     mistakes=(
         (
-            _changed_first,
-            "That is the gradient of (2x + 1)²: a was changed before y used it. Leave y "
-            "as it is and make a new tensor afterwards (a = a + 1).",
+            _times_three_deleted,
+            "That is the slope of exp(x) alone: the ×3 is missing. Keep it, as a new tensor "
+            "(y = y * 3), instead of changing y in place.",
         ),
     ),
 )
@@ -148,5 +152,6 @@ SGD_STEP = FunctionTask(
             _stepped_up,
             "w moved up the slope: gradient descent subtracts lr × w.grad.",
         ),
+        (_not_moved, "w did not move: the update w -= lr * w.grad is missing."),
     ),
 )

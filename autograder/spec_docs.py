@@ -80,9 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     """Check or rewrite docs/exercises.md."""
     parser = argparse.ArgumentParser(prog="python -m autograder.spec_docs")
     mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--check", action="store_true")
-    mode.add_argument("--write", action="store_true")
-    parser.add_argument("--repo", type=Path, default=REPO_ROOT)
+    mode.add_argument("--check", action="store_true", help="exit 1 if docs/exercises.md is stale")
+    mode.add_argument("--write", action="store_true", help="rewrite docs/exercises.md")
+    parser.add_argument("--repo", type=Path, default=REPO_ROOT, help="course repository root")
     args = parser.parse_args(argv)
     path = args.repo / TARGET
     text = render()

@@ -61,7 +61,7 @@ def _markdown(cell_id: str, source: str, metadata: dict[str, Any] | None = None)
 
 def setup_source(spec: ExerciseSpec) -> str:
     """The locked setup cell."""
-    imports = "import torch\n" if any(p.kind == "function" for p in spec.parts) else ""
+    imports = "import torch\n\n" if any(p.kind == "function" for p in spec.parts) else ""
     return f'{imports}from autograder import Exercise\n\nexercise = Exercise("{spec.name}")'
 
 

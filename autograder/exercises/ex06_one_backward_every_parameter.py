@@ -26,8 +26,8 @@ def program(t: Tape) -> None:
     y = t.node("y", w * x + b)
     t.node("loss", (y - target) ** 2)
     (u,) = t.given("u")
-    first = t.node("u_first", u * 1.0)  # u as the first factor: the direct path
-    sq = t.node("sq", t.node("u_second", u * 1.0) ** 2)  # u through its square
+    first = t.node("u_direct", u * 1.0)  # u as the first factor: the direct path
+    sq = t.node("sq", t.node("u_via_sq", u * 1.0) ** 2)  # u through its square
     t.node("f", first * sq)
     held = t.leaves["u"].detach() ** 2  # the square, detached: a constant to backward
     t.node("f_detached", u * held)
@@ -42,7 +42,7 @@ SPEC = ExerciseSpec(
         Given("b", (1.0, 2.0, 3.0, 5.0, -2.0, -3.0, -5.0), lesson=1.0, meaning="bias"),
         Given("x", (3.0, 4.0, 5.0, 6.0, 7.0, -3.0, -4.0, -5.0), lesson=3.0, meaning="input"),
         Given("target", (5.0, 2.0, 6.0, 7.0, 8.0, 9.0, 11.0), lesson=5.0, meaning="target"),
-        Given("u", (2.0, 4.0, 5.0, -2.0, -4.0, -5.0), lesson=3.0, meaning="f = u·u²"),
+        Given("u", (4.0, 5.0, 6.0, -4.0, -5.0, -6.0), lesson=3.0, meaning="f = u·u²"),
     ),
     constraints=(
         ("the loss is not zero", lambda g: g["w"] * g["x"] + g["b"] != g["target"]),
@@ -102,10 +102,9 @@ SPEC = ExerciseSpec(
             "share_direct",
             "the share along the direct path",
             "gradient",
-            "Along the direct path u is the first factor of u·sq: its local slope is the other "
-            "factor, sq = u².",
+            "Directly, u is the first factor of u·sq: its slope is the other factor, sq = u².",
             "the slope of u·sq towards its first factor: the other factor",
-            of=("f", "u_first"),
+            of=("f", "u_direct"),
             solution="u**2",
             mistakes=(
                 ("other_path", "2 * u ** 2", "That is the share through sq = u²; the direct "
@@ -121,11 +120,13 @@ SPEC = ExerciseSpec(
             "gradient",
             "Through sq: df/dsq = u (the other factor), times dsq/du = 2u.",
             "df/dsq × dsq/du",
-            of=("f", "u_second"),
-            factors=(given("u"), slope("2 * u", "the square (dsq/du = 2u)")),
+            of=("f", "u_via_sq"),
+            solution="u * 2 * u",
             mistakes=(
                 ("other_path", "u ** 2", "That is the direct path's share; through sq it is "
                  "df/dsq × dsq/du = u × 2u."),
+                ("slope_alone", "2 * u", "That is dsq/du alone: multiply it by df/dsq = u, the "
+                 "other factor of f."),
             ),
             title="paths add up: the share through the square",
         ),
