@@ -182,6 +182,18 @@ WRITTEN_GOOD: dict[str, dict[str, str]] = {
             "whose slope w2 multiplies everything behind it."
         )
     },
+    "08_when_backward_complains": {
+        "why_the_graph_is_freed": (
+            "The saved tensors cost memory and one backward needs them once. Keep the graph "
+            "only to run a second backward through the same forward pass."
+        )
+    },
+    "09_autograd_by_hand": {
+        "what_pytorch_adds": (
+            "Tensors instead of single numbers (fast, vectorised, on a GPU), and the local "
+            "slopes of hundreds of operations, not just +, *, ** and ReLU."
+        )
+    },
 }
 
 STUDENTS: tuple[Student, ...] = (

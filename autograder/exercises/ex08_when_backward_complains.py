@@ -57,4 +57,5 @@ SPEC = ExerciseSpec(
         _fix(SAVED_GRAD, "a saved tensor changed in place"),
         _fix(SGD_STEP, "an update on a leaf"),
     ),
+    written=(("why_the_graph_is_freed", 1),),
 )

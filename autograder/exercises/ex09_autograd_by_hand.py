@@ -112,4 +112,5 @@ SPEC = ExerciseSpec(
             title="the bias's gradient, b.grad",
         ),
     ),
+    written=(("what_pytorch_adds", 1),),
 )
