@@ -16,11 +16,14 @@ nothing and exits 1 naming every file that differs.
 
 The students:
   ada  all correct, by-hand arithmetic throughout
-  ben  flipped signs and a dropped factor 2; later answers built on a wrong one are wrong
+  ben  flipped signs and a dropped factor 2; later answers built on a wrong one are wrong;
+       in 08 one backward pass counted, a mean for a sum; in 09 a Value whose - has the
+       wrong sign (every later class part whose graphs use - is wrong too)
   cyd  other mistakes: a tensor for a number, the leaf counted as a node, a shut ReLU
-       treated as open, an accumulated gradient, a training loop that never zeroes .grad
+       treated as open, an accumulated gradient, a training loop that never zeroes .grad,
+       an in-place update on a leaf (08), the ReLU's slope on the wrong side (09)
   dee  blank: submits every release notebook untouched
-  eve  used autograd (.backward(), .grad) for hand answers: those score zero
+  eve  used autograd (.backward(), .grad) for hand answers, in 09 her own Value: zero
   fay  mostly right, some answers as plain numbers, two rounded too early; never submitted 06
   gus  copied ada's numbers (not her formulas): right only where the numbers coincide
 """
