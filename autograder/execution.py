@@ -493,7 +493,7 @@ def relay(request: dict[str, Any], shell: Any) -> None:
     cells: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
     status, detail = "died", ""
-    started = False  # the first cell's start: learner code runs from here on
+    learner_started = False  # the first cell's start: learner code runs from here on
     finished = False
     while not finished:
         remaining = deadline - time.monotonic()
@@ -530,7 +530,7 @@ def relay(request: dict[str, Any], shell: Any) -> None:
             if event == "pid" and not grandchild and isinstance(frame.get("pid"), int):
                 grandchild = frame["pid"]
             elif event == "start":
-                started = True
+                learner_started = True
                 continue
             elif event == "done":
                 if frame.get("error"):
@@ -565,7 +565,7 @@ def relay(request: dict[str, Any], shell: Any) -> None:
         "status": status,
         "detail": detail,
         "elapsed": elapsed,
-        "started": started,
+        "started": learner_started,
     }
     sys.stdout.buffer.write(encode_frame({**done, "cells": cells, "calls": calls}))
     sys.stdout.buffer.flush()

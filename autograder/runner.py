@@ -51,7 +51,7 @@ from nbgrader.preprocessors import (
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder import trusted
+from autograder import diagnoses, trusted
 from autograder.budgets import BudgetExceeded, Budgets
 from autograder.hygiene import use_this_environment
 from autograder.inert import make_inert, safe_output
@@ -388,8 +388,9 @@ class Grader:
         unknown = [a for a in wanted if a not in known]
         if unknown:
             raise SubmissionError(
-                f"not in the gradebook: {', '.join(unknown)}. Run `nbgrader generate_assignment` "
-                f"first. Known: {', '.join(sorted(known)) or 'none'}"
+                f"not in the gradebook: {', '.join(unknown)}. Run `make assign` first (it "
+                "records every assignment from solutions/ without touching exercises/). "
+                f"Known: {', '.join(sorted(known)) or 'none'}"
             )
         todo: list[Submission] = []
         skipped: list[Outcome] = []
@@ -608,7 +609,11 @@ class Grader:
         ]
         if unexecuted:
             return self.fail(sub, unexecuted)
+        checks: dict[str, list[dict[str, Any]]] = {}
         for prepared, result in zip(sub.notebooks, results, strict=True):
+            checks[prepared.notebook_id] = diagnoses.notebook_checks(
+                prepared.plan, prepared.notebook.cells, result.calls, sub.student
+            )
             cells = self.judged_cells(prepared, result, sub.student)
             sources = [prepared.notebook.cells[i].source for i in prepared.code_cells]
             record = {
@@ -629,6 +634,7 @@ class Grader:
                 key = (sub.student, sub.assignment, prepared.notebook_id)
                 InjectOutputs.executed.pop(key)
                 UseSanitized.sanitized.pop(key)
+        diagnoses.write_diagnoses(self.state, sub.assignment, sub.student, sub.fingerprint, checks)
         atomic_write_json(
             self.graded_marker(sub),
             {

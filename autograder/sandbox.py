@@ -277,14 +277,38 @@ class NotebookGroups:
     notebook: dict[str, Path]
 
     def remove(self) -> None:
-        for groups in (self.notebook, self.worker, self.top):
-            for group in groups.values():
-                with contextlib.suppress(OSError):  # an emptied group may linger a moment
-                    group.rmdir()
+        for top in self.top.values():
+            remove_group(top)
+
+
+def remove_group(top: Path, tries: int = 50) -> None:
+    """Remove a worker's group and its two children (they empty a moment after exit)."""
+    for _ in range(tries):
+        for group in (top / "notebook", top / "worker", top):
+            with contextlib.suppress(FileNotFoundError, OSError):
+                group.rmdir()
+        if not top.exists():
+            return
+        time.sleep(0.02)
+
+
+def remove_stale_groups(bases: dict[str, Path]) -> None:
+    """Groups left by a grader that was killed (its pid is gone): removed when empty."""
+    for base in bases.values():
+        with contextlib.suppress(OSError):
+            for top in base.glob("autograder-*-*"):
+                pid = top.name.split("-")[1]
+                if (
+                    pid.isdigit()
+                    and not Path(f"/proc/{pid}").exists()
+                    and (top / "worker").is_dir()
+                ):
+                    remove_group(top, tries=1)
 
 
 def make_groups(sandbox: Sandbox, bases: dict[str, Path], identity: Identity) -> NotebookGroups:
     """Create a worker's cgroups with the notebook limits; the sandbox user may join them."""
+    remove_stale_groups(bases)
     name = f"autograder-{os.getpid()}-{next(_GROUP_IDS)}"
     groups = NotebookGroups({}, {}, {})
     try:

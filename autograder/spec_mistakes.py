@@ -3,9 +3,10 @@
 For each part and each kind of mistake a learner makes (an extra, missing or misplaced
 given factor, a missing local slope, the forward value for a slope, a flipped sign,
 accumulated backward calls, a follow-on from a wrong earlier answer, a shut gate treated
-as open, a known wrong answer), `mistakes(spec, values)` computes the wrong number that
-mistake produces, from the spec's chain. `accuracy(exercise, learners)` diagnoses each and
-counts how often the reason names the mistake.
+as open, a zero where the gate is open, a known wrong answer), `mistakes(spec, values)`
+computes the wrong number that mistake produces, from the spec's chain.
+`named_right(exercise, learners)` diagnoses each and counts how often the reason names
+the mistake.
 
     python -m autograder.spec_mistakes [--learners 50]
 
@@ -113,6 +114,8 @@ def mistakes(spec: ExerciseSpec, values: Mapping[str, Any]) -> Iterator[Mistake]
             wrong_earlier = {earlier[0]: float(values[earlier[0]]) + 1.0}
             redone = recompute(spec, values, wrong_earlier)[part.name]
             found.append(("follow_on", float(redone), wrong_earlier))
+        if part.gate == "open" and part.kind != "forward":
+            found.append(("gate_open", 0.0, {}))
         if part.gate == "shut":
             opened = recompute(spec, values, {name: 1.0 for name in shut})
             found.append(("gate_shut", float(opened[part.name]), {}))

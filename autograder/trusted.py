@@ -53,48 +53,6 @@ def _calls(source: str) -> list[ast.Call]:
     return [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
 
 
-def exercise_name(cells: list[Any]) -> str | None:
-    """The name given to `Exercise("...")` in a locked cell, if any."""
-    for cell in cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code" or not meta.get("locked"):
-            continue
-        for call in _calls(cell.source):
-            if isinstance(call.func, ast.Name) and call.func.id == "Exercise":
-                args = _string_args(call)
-                if args and len(args) == 1 and args[0] in EXERCISES:
-                    return args[0]
-    return None
-
-
-def plan(cells: list[Any], rng: random.Random) -> TrustedPlan:
-    """Find the test cells whose verdict the grader computes (cells as restored by nbgrader)."""
-    result = TrustedPlan(exercise=exercise_name(cells))
-    if result.exercise is None:
-        return result
-    tasks, builds = function_tasks(result.exercise), class_tasks(result.exercise)
-    for index, cell in enumerate(cells):
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
-            continue
-        for call in _calls(cell.source):
-            func = call.func
-            if not isinstance(func, ast.Attribute):
-                continue
-            args = _string_args(call)
-            if not args:
-                continue
-            if func.attr == "check":
-                result.hand_checks.setdefault(index, []).extend(args)
-            elif func.attr == "check_function" and len(args) == 1 and args[0] in tasks:
-                result.function_checks[index] = args[0]
-                result.cases.setdefault(args[0], tasks[args[0]].make_cases(rng))
-            elif func.attr == "check_class" and len(args) == 1 and args[0] in builds:
-                result.class_checks[index] = args[0]
-                result.graphs.setdefault(args[0], builds[args[0]].draw(rng))
-    return result
-
-
 def instructor_plan(
     source_cells: dict[str, dict[str, Any]], cells: list[Any], rng: random.Random
 ) -> TrustedPlan:

@@ -8,6 +8,7 @@ It offers what the solution notebooks' locked cells call:
 - `Exercise(name).given(*names)`: the learner's given values, which the grader computed
   outside the sandbox and injected for this notebook (`set_notebook`), printed with
   `format_givens` (the real package prints them the same way);
+- `Exercise(name).practise()`: says practice numbers are off while grading;
 - `Exercise(name).check(*names)`, `.check_function(name)` and `.check_class(name)`: a
   neutral line; the verdict is computed by the grader from the notebook's text, the
   function's results and the numbers the class gave on the grader's graphs (built by
@@ -16,12 +17,15 @@ It offers what the solution notebooks' locked cells call:
 
 from __future__ import annotations
 
+import math
+
 __all__ = ["Exercise", "format_givens", "set_notebook"]
 
 _GIVENS: dict[str, float] = {}
 _LEARNER: list[str] = [""]
 
 NEUTRAL = "(checked by the grader when the notebook is graded)"
+SOURCE = "the folder autograder is grading"
 
 
 def set_notebook(givens: dict[str, float], learner: str) -> None:
@@ -31,10 +35,17 @@ def set_notebook(givens: dict[str, float], learner: str) -> None:
     _LEARNER[0] = str(learner)
 
 
+def format_number(value: float) -> str:
+    """A number as the course's messages show it: 12.0, -4.0, 0.0408."""
+    if math.isfinite(value) and value.is_integer() and abs(value) < 1e16:
+        return f"{value + 0.0:.1f}"
+    return f"{value:.6g}"
+
+
 def format_givens(learner: str, values: dict[str, float]) -> str:
-    """The line that shows whose numbers these are, e.g. `ada's numbers: x = 2.0, w = 3.0`."""
-    shown = ", ".join(f"{name} = {value!r}" for name, value in values.items())
-    return f"{learner}'s numbers: {shown}" if learner else f"your numbers: {shown}"
+    """Whose numbers these are, as the real `Exercise.given` says it while grading."""
+    shown = ", ".join(f"{name} = {format_number(value)}" for name, value in values.items())
+    return f"Numbers of {learner or 'the learner'} ({SOURCE}): {shown}"
 
 
 class Exercise:
@@ -58,6 +69,10 @@ class Exercise:
         print(format_givens(_LEARNER[0], values))
         found = tuple(values.values())
         return found[0] if len(found) == 1 else found
+
+    def practise(self, on: bool = True) -> None:
+        """Practice numbers are off while grading, as in the real package."""
+        print("Practice numbers are off while the notebook is graded.")
 
     def check(self, *names: str) -> None:
         """Neutral: the grader judges the answers from the notebook's text."""

@@ -16,6 +16,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from test_spec_trusted import instructor_cells
 from test_value_graphs import Mini, buggy
 
 from autograd_lessons.value import Value
@@ -26,7 +27,7 @@ from autograder.functions import function_tasks, judge_function_results
 from autograder.references import reference_quantities
 from autograder.spec import learner_givens
 from autograder.spec_answers import JudgeContext, judge
-from autograder.trusted import function_calls, plan, verdicts
+from autograder.trusted import function_calls, instructor_plan, verdicts
 from autograder.value_build import evaluate_all
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,7 +110,7 @@ def _release_cells(name: str) -> list[Any]:
 
 def test_the_trusted_grader_draws_its_own_graphs_and_judges_what_the_class_gave() -> None:
     cells = _release_cells(CAPSTONE)
-    trusted = plan(cells, random.Random(7))
+    trusted = instructor_plan(instructor_cells(CAPSTONE), cells, random.Random(7))
     assert sorted(trusted.class_checks.values()) == sorted(CLASS_PARTS)
     calls = function_calls(trusted)
     assert {c["function"] for c in calls} == set(CLASS_PARTS)

@@ -1,7 +1,7 @@
 """The lessons in course/ say every number of the syllabus, and keep the common skeleton.
 
-COURSE.md lists every number the course must teach. The table below gives each one
-with the lesson that owns it and the output line that must show it. The tests read
+The syllabus (docs/syllabus.md) lists every number the course must teach. The table below
+gives each one with the lesson that owns it and the output line that must show it. The tests read
 the *stored* outputs of ``course/*.ipynb``; nbval (``pytest --nbval course/``)
 re-executes the notebooks and fails when a fresh output differs from the stored one.
 Together the two prove that each number is printed by PyTorch running the lesson.
@@ -379,7 +379,7 @@ def execution_problems(nb: NotebookNode) -> list[str]:
 
 @pytest.mark.parametrize("claim", CLAIMS, ids=str)
 def test_number_is_in_its_lesson(claim: Checked | Printed) -> None:
-    """Every number of COURSE.md is printed by the lesson that teaches it."""
+    """Every number of the syllabus (docs/syllabus.md) is printed by the lesson that teaches it."""
     problem = claim_problem(claim, output_lines(read(claim.lesson)))
     assert problem is None, f"{claim.lesson}: {problem}"
 

@@ -349,14 +349,16 @@ def attacks(hand: Any, code: Any, paths: dict[str, str]) -> dict[tuple[str, str]
 
 def html_payloads(hand: Any) -> Any:
     """Outputs, a written answer and notebook metadata that would run script if rendered."""
+    html = f'<img src=x onerror="{PAYLOAD}">'
+    svg = f'<svg xmlns="http://www.w3.org/2000/svg" onload="{PAYLOAD}"/>'
+    script = f"<script>{PAYLOAD}</script>"
     nb = fill(
         hand,
         "from IPython.display import display, HTML, Javascript\n"
-        f"display(HTML('<img src=x onerror=\"{PAYLOAD}\">'))\n"
-        f"display(Javascript(\"{PAYLOAD}\"))\n"
-        f"display({{'image/svg+xml': '<svg xmlns=\"http://www.w3.org/2000/svg\" onload=\"{PAYLOAD}\"/>',\n"
-        f"         'text/html': '<script>{PAYLOAD}</script>'}}, raw=True)",
-    )  # fmt: skip
+        f"display(HTML({html!r}))\n"
+        f"display(Javascript({PAYLOAD!r}))\n"
+        f"display({{'image/svg+xml': {svg!r}, 'text/html': {script!r}}}, raw=True)",
+    )
     cell_with(nb, "why_dw_is_twice_db").source = (
         f'<img src=x onerror="{PAYLOAD}"> and <script>{PAYLOAD}</script> '
         f"[click](javascript:{PAYLOAD})"
@@ -567,7 +569,7 @@ def build(base: Path) -> dict[str, Any]:
 
 
 def release(course: Path, name: str) -> Any:
-    return nbformat.read(course / "exercises" / name / f"{name}.ipynb", 4)
+    return nbformat.read(course / "release" / name / f"{name}.ipynb", 4)
 
 
 def submit(course: Path, paths: dict[str, str]) -> dict[tuple[str, str], Any]:
@@ -851,9 +853,17 @@ def test_learner_content_is_inert(graded: dict[str, Any]) -> None:
         for mime in output.get("data", {})
     }
     assert mimes <= {"text/plain", "image/png", "image/jpeg"}, mimes
+    shown = json.dumps(first_answer_outputs(nb))
+    assert "IPython.core.display.HTML object" in shown  # the payloads did run, as text
+    assert "image/svg+xml, text/html not kept by the grader" in shown
     answer = cell_with(nb, "why_dw_is_twice_db").source
     assert "<img" not in answer and "<script" not in answer and "javascript:" not in answer
     assert "widgets" not in nb.metadata
+
+
+def first_answer_outputs(nb: Any) -> list[Any]:
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    return list(cell.outputs)
 
 
 def test_files_outside_the_sandbox_are_untouched(graded: dict[str, Any]) -> None:
@@ -908,6 +918,35 @@ def test_a_notebook_that_could_not_start_is_a_failure_not_a_grade(tmp_path: Path
     assert gradebook_scores(course).get(("ada", HAND)) is None
     again = list(Grader(course, jobs=1, seed=0).run())
     assert [o.status for o in again] == ["failed"]  # retried, not skipped as graded
+    from autograder.cli import main
+
+    assert main(["grade", "--quiet", "--course-dir", str(course)]) != 0
+
+
+def test_the_shim_gives_the_values_the_grader_injected(tmp_path: Path) -> None:
+    """In the sandbox `autograder` is the answer-free shim; `given` returns injected values."""
+    from autograder.sandbox import Worker
+
+    worker = Worker(Sandbox(wall_seconds=30), tmp_path / "logs")
+    try:
+        result = worker.execute(
+            [
+                "from autograder import Exercise\nexercise = Exercise('03_a_neuron_by_hand')",
+                "x, w = exercise.given('x', 'w')\nprint(x * w)",
+                "exercise.check('h')",
+                "import autograder\nprint(sorted(n for n in dir(autograder) if not n.startswith('_')))",
+            ],
+            givens={"x": 1.5, "w": -2.0},
+            learner="ada",
+        )
+    finally:
+        worker.stop()
+    assert result.status == "ok", result.detail
+    text = [o["text"] for i in range(4) for o in result.cells[i]["outputs"]]
+    assert text[0] == "Numbers of ada (the folder autograder is grading): x = 1.5, w = -2.0\n-3.0\n"
+    assert "checked by the grader" in text[1]
+    exported = json.loads(text[2].replace("'", '"'))
+    assert "references" not in exported and "EXERCISES" not in exported
 
 
 def test_check_sandbox_refuses_a_root_sandbox_user() -> None:

@@ -259,3 +259,13 @@ def test_nbgrader_validate_invert_passes_on_the_release(
     assert (name, True) in validations, f"{release_path(name)} is missing"
     output = validations[(name, True)]
     assert "Success! The notebook does not pass any tests." in output, output
+
+
+def test_a_slip_that_gives_the_right_number_is_refused() -> None:
+    harmless = make_sample_class.Student(
+        "ada",
+        "a slip that is not one",
+        slips={"03_a_neuron_by_hand": {"dL_db": make_sample_class.Slip("dL_db = dL_dh", "none")}},
+    )
+    with pytest.raises(ValueError, match="gives the right number"):
+        make_sample_class.check_slips_are_wrong(harmless, "03_a_neuron_by_hand")

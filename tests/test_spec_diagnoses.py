@@ -24,6 +24,7 @@ ISSUE_KINDS = {
     "accumulation",
     "follow_on",
     "gate_shut",
+    "gate_open",
 }
 
 

@@ -15,14 +15,31 @@ from autograder import trusted
 from autograder.exercises import SPECS
 
 SAMPLE = Path(__file__).resolve().parent.parent / "instructor" / "sample_class"
+SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 NAME = "03_a_neuron_by_hand"
+
+
+def instructor_cells(name: str = NAME) -> dict[str, dict[str, object]]:
+    """The instructor's graded and locked cells (what the gradebook holds), from solutions/."""
+    nb = nbformat.read(SOLUTIONS / name / f"{name}.ipynb", as_version=4)
+    cells: dict[str, dict[str, object]] = {}
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade_id"):
+            cells[meta["grade_id"]] = {
+                "source": cell.source,
+                "grade": bool(meta.get("grade")),
+                "solution": bool(meta.get("solution")),
+                "locked": bool(meta.get("locked")),
+            }
+    return cells
 
 
 def passed(student_folder: str, as_student: str, name: str = NAME) -> int:
     """How many trusted test cells pass when `student_folder`'s notebook is graded as
     `as_student`."""
     nb = nbformat.read(SAMPLE / student_folder / name / f"{name}.ipynb", as_version=4)
-    plan = trusted.plan(nb.cells, random.Random(0))
+    plan = trusted.instructor_plan(instructor_cells(name), nb.cells, random.Random(0))
     verdicts = trusted.verdicts(plan, nb.cells, [], as_student)
     return sum(all(v.passed for v in cell) for cell in verdicts.values())
 
@@ -46,6 +63,6 @@ def test_the_notebook_cannot_claim_other_numbers() -> None:
     for cell in nb.cells:
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "given":
             cell.source = "x, w, b, y = 2.0, 3.0, -1.0, 2.0"
-    plan = trusted.plan(nb.cells, random.Random(0))
+    plan = trusted.instructor_plan(instructor_cells(), nb.cells, random.Random(0))
     verdicts = trusted.verdicts(plan, nb.cells, [], "ada")
     assert sum(all(v.passed for v in cell) for cell in verdicts.values()) < 4

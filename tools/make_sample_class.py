@@ -53,6 +53,7 @@ from autograder.diagnose import format_value, matches  # noqa: E402
 from autograder.exercises import SPECS  # noqa: E402
 from autograder.references import reference_quantities  # noqa: E402
 from autograder.spec import CODE_KINDS, ExerciseSpec, learner_givens  # noqa: E402
+from autograder.spec_notebooks import given_source  # noqa: E402
 
 STUB_MARKER = "raise NotImplementedError()"
 ANSWER_MARKER = "YOUR ANSWER HERE"
@@ -463,7 +464,7 @@ STUDENTS: tuple[Student, ...] = (
                     "leaky_dL_dw = round(leaky_dL_da * leaky_da_dh * x)", "rounded too early"
                 ),
                 "leaky_dL_db": Slip(
-                    "leaky_dL_db = round(leaky_dL_da * leaky_da_dh, 1)", "rounded too early"
+                    "leaky_dL_db = round(leaky_dL_da * leaky_da_dh)", "rounded too early"
                 ),
             },
         },
@@ -611,7 +612,8 @@ def check_slips_are_wrong(student: Student, name: str) -> None:
     givens = learner_givens(name, student.name)
     mine = reference_quantities(name, givens)
     code = answers_of(student, name)
-    answers = read_hand_answers([code[p] for p in spec.part_names if p in code], givens)
+    cells = [given_source(spec), *(code[p] for p in spec.part_names if p in code)]
+    answers = read_hand_answers(cells, givens)
     for part, slip in student.slips.get(name, {}).items():
         if part not in mine or slip.mistake == AUTOGRAD:
             continue

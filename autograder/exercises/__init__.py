@@ -1,35 +1,27 @@
 """Every exercise's spec, one module each; `SPECS` maps the assignment name to its spec.
 
-Adding an exercise: write `exNN_name.py` with a `SPEC`, add it to `_MODULES`, write the
-hand-written prose of `solutions/NN_name/NN_name.ipynb` around the graded cells that
-`python -m autograder.spec_notebooks --write` generates, and run `make exercises`.
+The modules `exNN_<name>.py` are found by name, in order: adding an exercise is writing
+its module (with a `SPEC`) and the prose of its solution notebook, whose graded cells
+`python -m autograder.spec_notebooks --write` generates; then `make exercises`.
 """
 
 from __future__ import annotations
 
-from autograder.exercises import (
-    ex01_what_a_gradient_is,
-    ex02_the_computation_graph,
-    ex03_a_neuron_by_hand,
-    ex04_the_dead_relu,
-    ex05_three_mechanics,
-    ex06_one_backward_every_parameter,
-    ex07_try_it,
-    ex08_when_backward_complains,
-    ex09_autograd_by_hand,
-)
+import importlib
+import pkgutil
+
 from autograder.spec import ExerciseSpec
 
-_MODULES = (
-    ex01_what_a_gradient_is,
-    ex02_the_computation_graph,
-    ex03_a_neuron_by_hand,
-    ex04_the_dead_relu,
-    ex05_three_mechanics,
-    ex06_one_backward_every_parameter,
-    ex07_try_it,
-    ex08_when_backward_complains,
-    ex09_autograd_by_hand,
-)
 
-SPECS: dict[str, ExerciseSpec] = {m.SPEC.name: m.SPEC for m in _MODULES}
+def _discover() -> dict[str, ExerciseSpec]:
+    found: dict[str, ExerciseSpec] = {}
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("ex"))
+    for module_name in names:
+        spec = importlib.import_module(f"{__name__}.{module_name}").SPEC
+        if not isinstance(spec, ExerciseSpec) or module_name != f"ex{spec.name}":
+            raise TypeError(f"{__name__}.{module_name}: SPEC must be the ExerciseSpec {module_name[2:]}")
+        found[spec.name] = spec
+    return found
+
+
+SPECS: dict[str, ExerciseSpec] = _discover()

@@ -2,33 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from autograder.spec import (
-    ExerciseSpec,
-    Given,
-    Part,
-    given,
-    pairwise_different,
-    slope,
-    upstream,
-    value,
-)
-
-if TYPE_CHECKING:
-    from autograder.spec_engine import Tape
-
-SQUARE = slope("2", "the 2 of the square (d (a − y)²/da = 2(a − y))")
-
-
-def program(t: Tape) -> None:
-    """The neuron and its loss."""
-    import torch
-
-    x, w, b, y = t.given("x", "w", "b", "y")
-    h = t.node("h", w * x + b)
-    a = t.node("a", torch.relu(h))
-    t.node("L", (a - y) ** 2)
+from autograder.exercises.neuron import backward_parts, forward_parts, neuron
+from autograder.spec import ExerciseSpec, Given, Part, given, pairwise_different, upstream
 
 
 SPEC = ExerciseSpec(
@@ -46,45 +21,13 @@ SPEC = ExerciseSpec(
         ("the loss is not zero", lambda g: g["w"] * g["x"] + g["b"] != g["y"]),
         pairwise_different("x", "w", "b", "y"),
     ),
-    program=program,
+    program=neuron,
     parts=(
-        Part("h", "h", "forward", "h = w·x + b.", "w·x + b", of=("h",), solution="w * x + b",
-             title="the pre-activation h"),
-        Part("a", "a", "forward", "ReLU keeps a positive h unchanged.", "ReLU(h) = max(h, 0)",
-             of=("a",), solution="max(h, 0)", title="the activation a"),
-        Part("L", "L", "forward", "L = (a - y)² with the target y.", "(a − y)²", of=("L",),
-             solution="(a - y) ** 2", title="the loss L"),
-        Part(
-            "dL_da",
-            "dL/da",
-            "gradient",
+        *forward_parts("ReLU keeps a positive h unchanged.", "L = (a - y)² with the target y."),
+        *backward_parts(
+            "open",
             "The slope of (a - y)² is 2(a - y).",
-            "2(a − y)",
-            of=("L", "a"),
-            factors=(SQUARE, value("a - y")),
-            title="the gradient at a",
-        ),
-        Part(
-            "da_dh",
-            "da/dh",
-            "local_slope",
             "ReLU's slope is 1 where h > 0 and 0 where h < 0.",
-            "1 if h > 0, else 0",
-            of=("a", "h"),
-            gate="open",
-            solution="1.0",
-            title="the local slope of the ReLU",
-        ),
-        Part(
-            "dL_dh",
-            "dL/dh",
-            "gradient",
-            "dL/dh = dL/da × da/dh.",
-            "dL/da × da/dh",
-            of=("L", "h"),
-            gate="open",
-            factors=(upstream("dL_da"), upstream("da_dh")),
-            title="the gradient at h",
         ),
         Part(
             "dh_dw",

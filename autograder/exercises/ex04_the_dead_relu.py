@@ -4,21 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autograder.spec import (
-    ExerciseSpec,
-    Given,
-    Part,
-    given,
-    pairwise_different,
-    slope,
-    upstream,
-    value,
-)
+from autograder.exercises.neuron import SQUARE, backward_parts, forward_parts, neuron
+from autograder.spec import ExerciseSpec, Given, Part, given, pairwise_different, upstream, value
 
 if TYPE_CHECKING:
     from autograder.spec_engine import Tape
 
-SQUARE = slope("2", "the 2 of the square (d (a − y)²/da = 2(a − y))")
 SHUT = "Everything behind a shut ReLU is multiplied by its slope, 0."
 
 
@@ -26,10 +17,8 @@ def program(t: Tape) -> None:
     """The neuron with a ReLU, and the same pre-activation through a LeakyReLU."""
     import torch
 
-    x, w, b, y, leaky_slope = t.given("x", "w", "b", "y", "leaky_slope")
-    h = t.node("h", w * x + b)
-    a = t.node("a", torch.relu(h))
-    t.node("L", (a - y) ** 2)
+    neuron(t)
+    h, y, leaky_slope = t.nodes["h"], t.nodes["y"], t.nodes["leaky_slope"]
     leaky_a = t.node("leaky_a", torch.where(h > 0, h, leaky_slope * h))
     t.node("leaky_L", (leaky_a - y) ** 2)
 
@@ -56,43 +45,11 @@ SPEC = ExerciseSpec(
     ),
     program=program,
     parts=(
-        Part("h", "h", "forward", "h = w·x + b.", "w·x + b", of=("h",), solution="w * x + b",
-             title="the pre-activation h"),
-        Part("a", "a", "forward", "ReLU turns a negative h into 0.", "ReLU(h) = max(h, 0)",
-             of=("a",), solution="max(h, 0)", title="the activation a"),
-        Part("L", "L", "forward", "L = (a - y)² with a = 0.", "(a − y)²", of=("L",),
-             solution="(a - y) ** 2", title="the loss L"),
-        Part(
-            "dL_da",
-            "dL/da",
-            "gradient",
+        *forward_parts("ReLU turns a negative h into 0.", "L = (a - y)² with a = 0."),
+        *backward_parts(
+            "shut",
             "2(a - y) with a = 0: the loss still pulls on a.",
-            "2(a − y)",
-            of=("L", "a"),
-            factors=(SQUARE, value("a - y")),
-            title="the gradient at a",
-        ),
-        Part(
-            "da_dh",
-            "da/dh",
-            "local_slope",
             "ReLU's slope where h < 0 is 0.",
-            "1 if h > 0, else 0",
-            of=("a", "h"),
-            gate="shut",
-            solution="0.0",
-            title="the local slope of the ReLU",
-        ),
-        Part(
-            "dL_dh",
-            "dL/dh",
-            "gradient",
-            "dL/da × da/dh.",
-            "dL/da × da/dh",
-            of=("L", "h"),
-            gate="shut",
-            factors=(upstream("dL_da"), upstream("da_dh")),
-            title="the gradient at h",
         ),
         Part(
             "dL_dw",

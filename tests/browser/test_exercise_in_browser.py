@@ -4,17 +4,26 @@ that says what went wrong, the right answer and its check mark, then nbgrader's 
 
 from __future__ import annotations
 
+import getpass
 import json
 import re
 
 import pytest
 from playwright.sync_api import expect
 
+from autograder.diagnose import format_value
+from autograder.references import reference_quantities
+from autograder.spec import learner_givens
+
 from .conftest import REPO, NotebookOpener, screenshot_path
 
 pytestmark = pytest.mark.browser
 
 EXERCISE = "exercises/03_a_neuron_by_hand/03_a_neuron_by_hand.ipynb"
+# The kernel runs as this user, so the checker uses this learner's own numbers.
+H = reference_quantities(
+    "03_a_neuron_by_hand", learner_givens("03_a_neuron_by_hand", getpass.getuser())
+)["h"].value
 VALIDATE_TIMEOUT_MS = 120_000  # nbgrader executes the whole notebook in a new kernel
 
 
@@ -47,14 +56,14 @@ def test_wrong_then_right_hand_answer_and_validate(notebooks: NotebookOpener) ->
     feedback = notebook.cell(check).locator(".jp-OutputArea-output")
 
     # a wrong answer: right size, wrong sign
-    notebook.type_into_cell(answer, "h = -5.0")
+    notebook.type_into_cell(answer, f"h = {-H}")
     notebook.run_selected_and_advance()  # runs the answer, selects the check cell
     expect(notebook.cell(check)).to_have_class(re.compile(r"\bjp-mod-active\b"))
     notebook.run_selected_and_advance()  # runs the check
-    expect(feedback).to_contain_text("-5.0", timeout=60_000)
+    expect(feedback).to_contain_text(format_value(-H), timeout=60_000)
     text = " ".join(feedback.all_text_contents())
     assert "✗" in text, text
-    assert "PyTorch gives 5.0" in text, text
+    assert f"PyTorch gives {format_value(H)}" in text, text
     assert "sign" in text, text
     assert "Traceback" not in text, f"the learner sees a traceback instead of feedback: {text}"
     notebook.cell(check).scroll_into_view_if_needed()
@@ -65,7 +74,7 @@ def test_wrong_then_right_hand_answer_and_validate(notebooks: NotebookOpener) ->
     notebook.run_selected_and_advance()
     notebook.run_selected_and_advance()
     expect(feedback).to_contain_text("✓", timeout=60_000)
-    expect(feedback).to_contain_text("h = 5.0 matches PyTorch")
+    expect(feedback).to_contain_text(f"h = {format_value(H)} matches PyTorch")
     expect(feedback).not_to_contain_text("✗")
     notebook.wait_for_kernel_idle()
     notebook.cell(check).scroll_into_view_if_needed()

@@ -1,0 +1,158 @@
+"""Learner content reaches the instructor's browser inert (issue: safe grading).
+
+A submission carries script in every form a notebook can: HTML with an event handler,
+JavaScript and SVG outputs, raw HTML and a `javascript:` link in its written answer,
+widget state in its metadata, and ready-made script outputs in the file itself. It is
+graded by `autograder grade`; then the feedback HTML (file://) and formgrader's page for
+that submission (a real `jupyter server` with nbgrader's extension) are opened in
+Chromium, where the payload would set the page title. The same payload rendered without
+the grader's filtering does set it (so the check can fail), and never does here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbconvert import HTMLExporter
+from nbgrader.api import Gradebook
+from playwright.sync_api import Browser, Page
+from test_grading_sandbox import HAND, PAYLOAD, html_payloads
+
+from autograder.sample_class import COURSE_ID, make_course, submit_sample_class
+
+from .conftest import JUPYTER, VENV, LabServer, _free_port, _stop, _wait_until_up
+
+pytestmark = pytest.mark.browser
+BIN = Path(sys.executable).parent
+MARKED = "PWNED"
+SCRIPT_OUTPUTS = [
+    {"output_type": "display_data", "metadata": {}, "data": {
+        "text/html": f'<img src=x onerror="{PAYLOAD}">', "text/plain": "html"}},
+    {"output_type": "display_data", "metadata": {}, "data": {
+        "application/javascript": PAYLOAD, "text/plain": "js"}},
+]  # fmt: skip
+
+
+def run(args: list[str], cwd: Path) -> None:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+
+def first_answer(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A course where `mallory` submitted every kind of script, graded and fed back."""
+    course = make_course(tmp_path_factory.mktemp("inert") / "course", [HAND])
+    submit_sample_class(course, [HAND], ["ada"])
+    release = nbformat.read(course / "exercises" / HAND / f"{HAND}.ipynb", 4)
+    hostile = html_payloads(release)
+    first_answer(hostile).outputs = [nbformat.from_dict(o) for o in SCRIPT_OUTPUTS]
+    folder = course / "submitted" / "mallory" / HAND
+    folder.mkdir(parents=True)
+    nbformat.write(hostile, folder / f"{HAND}.ipynb")
+    run([str(BIN / "autograder"), "grade", "--quiet", "-j", "1"], course)
+    run([str(BIN / "nbgrader"), "generate_feedback", HAND], course)
+    return course
+
+
+def marked(page: Page) -> bool:
+    """Whether the payload ran: it sets the title (given a moment for handlers to fire)."""
+    page.wait_for_timeout(1500)
+    return bool(page.title() == MARKED)
+
+
+def test_the_payload_runs_when_rendered_unfiltered(
+    course: Path, browser: Browser, tmp_path: Path
+) -> None:
+    """The control: the submitted notebook's own outputs, exported as they are, do run."""
+    submitted = nbformat.read(course / "submitted" / "mallory" / HAND / f"{HAND}.ipynb", 4)
+    html, _ = HTMLExporter().from_notebook_node(submitted)
+    page_file = tmp_path / "unfiltered.html"
+    page_file.write_text(html)
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(page_file.as_uri())
+        assert marked(page)
+    finally:
+        context.close()
+
+
+def test_feedback_html_is_inert(course: Path, browser: Browser) -> None:
+    feedback = course / "feedback" / "mallory" / HAND / f"{HAND}.html"
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(feedback.as_uri())
+        assert not marked(page)
+        text = page.inner_text("body")
+        assert '<img src=x onerror="' in text  # the answer is shown, as text
+        assert "IPython.core.display.HTML object" in text  # the output, as plain text
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def formgrader(course: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """`jupyter server` with nbgrader's formgrader, run in the course folder."""
+    home = tmp_path_factory.mktemp("formgrader-home")
+    token = secrets.token_hex(24)
+    port = _free_port()
+    env = {
+        **os.environ,
+        "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_DATA_DIR": str(home / "data"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "IPYTHONDIR": str(home / "ipython"),
+    }
+    command = [
+        str(JUPYTER), "server", "--no-browser", f"--ServerApp.root_dir={course}",
+        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+        f"--ServerApp.token={token}",
+    ]  # fmt: skip
+    if os.getuid() == 0:
+        command.append("--allow-root")
+    log = home / "server.log"
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(
+            command, cwd=course, env=env, stdout=log_file, stderr=subprocess.STDOUT
+        )
+    server = LabServer(f"http://127.0.0.1:{port}", token, course, log, process)
+    try:
+        _wait_until_up(server)
+        yield server
+    finally:
+        _stop(process)
+
+
+def test_formgrader_shows_the_submission_inert(
+    course: Path, formgrader: LabServer, browser: Browser
+) -> None:
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gb:
+        submission = gb.find_submission_notebook(HAND, HAND, "mallory")
+        submission_id = submission.id
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        response = page.goto(formgrader.url(f"/formgrader/submissions/{submission_id}/"))
+        assert response is not None and response.ok, formgrader.log_tail()
+        assert not marked(page)
+        text = page.inner_text("body")
+        assert '<img src=x onerror="' in text, text[:2000]
+        widgets = page.evaluate("document.querySelectorAll('script[type*=widget]').length")
+        assert json.loads(json.dumps(widgets)) == 0
+    finally:
+        context.close()
