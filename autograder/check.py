@@ -4,6 +4,7 @@
   whose) and prints whose they are;
 - `exercise.check("dL_dw")` judges the answer against PyTorch's value for those numbers;
 - `exercise.check_function("train")` calls the learner's function on drawn cases;
+- `exercise.check_class("value_add")` builds random graphs with the learner's `Value`;
 - `exercise.practise()` switches to fresh random numbers, outside the graded record
   (`exercise.practise(False)` switches back; under `nbgrader autograde` it does nothing).
 
@@ -24,7 +25,7 @@ from autograder.diagnose import MISSING, Verdict, format_value
 from autograder.functions import call_text, function_tasks
 from autograder.quantities import Quantity
 from autograder.references import reference_quantities
-from autograder.spec import exercise_spec, learner_givens, practice_givens
+from autograder.spec import CODE_KINDS, exercise_spec, learner_givens, practice_givens
 from autograder.spec_answers import JudgeContext, judge, judge_hand
 from autograder.spec_learner import grading, learner_identity
 
@@ -146,7 +147,7 @@ class Exercise:
         givens = self.givens
         hand = read_hand_answers(cells, givens) if cells is not None else None
         context = JudgeContext(self.name, givens, hand, runtime=namespace)
-        hand_parts = [p.name for p in self.spec.parts if p.kind != "function"]
+        hand_parts = [p.name for p in self.spec.parts if p.kind not in CODE_KINDS]
         for name in names:
             if name not in hand_parts:
                 raise KeyError(f"{self.name} grades no {name!r}; valid: {', '.join(hand_parts)}")
@@ -171,4 +172,24 @@ class Exercise:
                 message = f"✗ {call_text(task, case)} raised {type(error).__name__}: {error}"
                 raise AnswerMismatch(f"{message[:160]}\n  {task.hint}") from None
         context = JudgeContext(self.name, self.givens, calls={name: (cases, results)})
+        self._raise_or_print([judge(self.name, name, context)])
+
+    def check_class(self, name: str, seed: int | None = None) -> None:
+        """Build random graphs with the learner's class for part `name`; raise AnswerMismatch."""
+        from autograder.classes import class_tasks
+        from autograder.value_build import evaluate_all
+
+        tasks = class_tasks(self.name)
+        if name not in tasks:
+            raise KeyError(f"{self.name} has no class part {name!r}; valid: {', '.join(tasks)}")
+        task = tasks[name]
+        namespace, _ = _learner_state(sys._getframe(1))
+        cls = namespace.get(task.cls, MISSING)
+        if not callable(cls):
+            raise AnswerMismatch(
+                f"✗ `{task.cls}` is not defined yet: run the cell that defines it."
+            )
+        graphs = task.draw(random.Random(seed))
+        results: list[object] = list(evaluate_all(cls, graphs))
+        context = JudgeContext(self.name, self.givens, builds={name: (graphs, results)})
         self._raise_or_print([judge(self.name, name, context)])

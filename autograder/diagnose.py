@@ -258,7 +258,7 @@ def related_givens(spec: ExerciseSpec, part: Part) -> list[str]:
 
     assigned: dict[str, Part] = {}
     for p in spec.parts:
-        if p.kind == "function":
+        if p.kind in ("function", "class"):
             continue
         for node in ast.walk(ast.parse(p.code)):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):

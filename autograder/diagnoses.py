@@ -35,9 +35,11 @@ def notebook_checks(
         names = list(plan.hand_checks.get(index, []))
         if index in plan.function_checks:
             names.append(plan.function_checks[index])
+        if index in plan.class_checks:
+            names.append(plan.class_checks[index])
         for name, verdict in zip(names, verdicts, strict=True):
             answer = answers.get(name)
-            if name not in plan.hand_checks.get(index, []):  # a function: the verdict tells
+            if name not in plan.hand_checks.get(index, []):  # code: the verdict tells
                 value = verdict.message.splitlines()[0] if not verdict.passed else ""
             elif answer is None:
                 value = "(not assigned)"

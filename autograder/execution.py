@@ -320,7 +320,15 @@ def redirect_standard_fds() -> None:
 
 
 def call_function(shell: Any, call: dict[str, Any]) -> dict[str, Any]:
-    """Call a function the cells defined on each case; keep only genuine numbers."""
+    """Call a function the cells defined on each case; keep only genuine numbers.
+
+    A call with "graphs" builds each graph with the class named "class" instead
+    (`value_build`: the learner's numbers only, plain JSON)."""
+    if "graphs" in call:
+        from autograder.value_build import evaluate_all
+
+        built = evaluate_all(shell.user_ns.get(str(call.get("class"))), call["graphs"])
+        return {"event": "call", "builds": json.loads(json.dumps(built, default=str))}
     function = shell.user_ns.get(call["function"])
     if not callable(function):
         return {"event": "call", "error": f"{call['function']} is not defined as a function"}

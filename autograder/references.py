@@ -55,5 +55,5 @@ def reference_quantities(exercise: str, givens: Mapping[str, float]) -> dict[str
             values=values,
         )
         for p in spec.parts
-        if p.kind != "function"
+        if p.kind not in ("function", "class")
     }

@@ -46,7 +46,7 @@ from autograder.framing import FrameError, read_frame, write_frame
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("memory", "pids", "cpu")
 SHIM_DIR = Path(__file__).resolve().parent.parent / "autograder_shim"
-WORKER_FILES = ("execution.py", "framing.py", "confine.py")  # answer-free, mounted beside the shim
+WORKER_FILES = ("execution.py", "framing.py", "confine.py", "value_build.py")  # answer-free
 INSIDE_PACKAGES = "/opt/autograder"  # on PYTHONPATH in the sandbox
 INSIDE_CGROUP = "/run/cgroup"  # where the notebook group's cgroup.procs files appear
 WORKER_TMP_MB = 32

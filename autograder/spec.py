@@ -20,13 +20,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    from autograder.classes import ClassTask
     from autograder.functions import FunctionTask
     from autograder.spec_engine import Tape
 
 COURSE_ID = "backward-course"
 """The nbgrader course id; part of every learner's seed."""
 
-Kind = Literal["forward", "local_slope", "gradient", "fact", "function"]
+Kind = Literal["forward", "local_slope", "gradient", "fact", "function", "class"]
+CODE_KINDS = ("function", "class")
+"""Kinds answered with code the grader runs (no hand number to read)."""
 Gate = Literal["open", "shut"]
 Role = Literal["given", "slope", "value", "upstream", "calls"]
 MAX_DRAWS = 10_000
@@ -102,6 +105,8 @@ class Part:
     """Backward calls whose gradients accumulate into this quantity."""
     fact: Callable[[Tape], float | bool] | None = None
     task: FunctionTask | None = None
+    build: ClassTask | None = None
+    """For a "class" part: the class and the graphs it is judged on."""
     mistakes: tuple[tuple[str, str, str], ...] = ()
     """Known wrong answers: (reason, expression, explanation)."""
     title: str = ""

@@ -1,17 +1,17 @@
 """Answer kinds behind one interface: the in-kernel checker and the trusted grader both call
 `judge(part, context)`.
 
-Kinds today: a hand number (forward values, local slopes, gradients), a true/false (or
-counted) fact, and a code function (the learner's function called on drawn cases). A new
-kind (e.g. a class the learner writes, called from a JSON description of what to build)
-adds one `AnswerKind` to `KINDS`; callers do not change.
+Kinds: a hand number (forward values, local slopes, gradients), a true/false (or counted)
+fact, a code function (the learner's function called on drawn cases) and a class (the
+learner's `Value` built on random JSON graphs the grader drew). A new kind adds one
+`AnswerKind` to `KINDS`; callers do not change.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from autograder.byhand import HandAnswer
 from autograder.diagnose import MISSING, Verdict, diagnose, format_value
@@ -38,6 +38,10 @@ class JudgeContext:
         default_factory=dict
     )
     """function name -> (cases, results, or why it could not be called)."""
+    builds: Mapping[str, tuple[Sequence[dict[str, Any]], Sequence[object] | str]] = field(
+        default_factory=dict
+    )
+    """class part -> (graphs, the numbers the learner's class gave, or why there are none)."""
 
     def quantities(self) -> dict[str, Quantity]:
         """PyTorch's values for this learner's numbers."""
@@ -155,12 +159,32 @@ class CodeFunction:
         return judge_function_results(task, cases, results)
 
 
+class ClassAnswer:
+    """A class the learner writes: built on the grader's random graphs, judged by PyTorch."""
+
+    def judge(self, part: Part, context: JudgeContext) -> Verdict:
+        from autograder.classes import judge_class_results
+
+        task = part.build
+        if task is None:
+            raise ValueError(f"{part.name} has no class task")
+        build = context.builds.get(part.name)
+        if build is None:
+            reason = "the notebook did not finish, so it was never built"
+            return Verdict(False, f"✗ `{task.cls}` could not be tested: {reason}.", "not_run")
+        graphs, results = build
+        if isinstance(results, str):
+            return Verdict(False, f"✗ `{task.cls}` could not be tested: {results}.", "not_run")
+        return judge_class_results(task, graphs, results)
+
+
 KINDS: dict[str, AnswerKind] = {
     "forward": HandNumber(),
     "local_slope": HandNumber(),
     "gradient": HandNumber(),
     "fact": HandNumber(),
     "function": CodeFunction(),
+    "class": ClassAnswer(),
 }
 
 

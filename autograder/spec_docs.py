@@ -35,7 +35,7 @@ def _parts(spec: ExerciseSpec) -> str:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for p in spec.parts:
-        answer = "code" if p.kind == "function" else f"`{p.answer}`"
+        answer = "code" if p.kind in ("function", "class") else f"`{p.answer}`"
         kind = p.kind + (f" (gate {p.gate})" if p.gate else "")
         rows.append(
             f"| {spec.letter(p.name)} | `{p.name}` | {p.label} | {kind} | {p.points} | {answer} |"
@@ -80,9 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     """Check or rewrite docs/exercises.md."""
     parser = argparse.ArgumentParser(prog="python -m autograder.spec_docs")
     mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--check", action="store_true")
-    mode.add_argument("--write", action="store_true")
-    parser.add_argument("--repo", type=Path, default=REPO_ROOT)
+    mode.add_argument("--check", action="store_true", help="exit 1 if docs/exercises.md is stale")
+    mode.add_argument("--write", action="store_true", help="rewrite docs/exercises.md")
+    parser.add_argument("--repo", type=Path, default=REPO_ROOT, help="course repository root")
     args = parser.parse_args(argv)
     path = args.repo / TARGET
     text = render()

@@ -91,6 +91,8 @@ def test_source(part: Part) -> str:
     """The test cell of a part."""
     if part.kind == "function":
         return f'exercise.check_function("{part.name}")'
+    if part.kind == "class":
+        return f'exercise.check_class("{part.name}")'
     return f'exercise.check("{part.name}")'
 
 
@@ -214,7 +216,7 @@ def rebuild(spec: ExerciseSpec, nb: Any) -> Any:
             cells.append(answer)
             continue
         answer_meta = _meta(grade_id, grade=False, solution=True, locked=False)
-        if part.kind == "function":
+        if part.kind in ("function", "class"):
             own = [c for c in block.cells if _grade_id(c) == grade_id]
             if not own:
                 raise ValueError(f"{spec.name}: write the code of part {grade_id} by hand")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autograder.byhand import read_hand_answers
+from autograder.classes import class_tasks
 from autograder.diagnose import Verdict
 from autograder.functions import function_tasks
 from autograder.references import EXERCISES
@@ -33,6 +34,8 @@ class TrustedPlan:
     hand_checks: dict[int, list[str]] = field(default_factory=dict)  # cell index -> names
     function_checks: dict[int, str] = field(default_factory=dict)  # cell index -> function
     cases: dict[str, list[tuple[float, ...]]] = field(default_factory=dict)
+    class_checks: dict[int, str] = field(default_factory=dict)  # cell index -> class part
+    graphs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def _string_args(call: ast.Call) -> list[str] | None:
@@ -69,7 +72,7 @@ def instructor_plan(
     result = TrustedPlan(exercise=exercise)
     if exercise is None:
         return result
-    tasks = function_tasks(exercise)
+    tasks, builds = function_tasks(exercise), class_tasks(exercise)
     where = {
         cell.metadata.get("nbgrader", {}).get("grade_id"): index
         for index, cell in reversed(list(enumerate(cells)))
@@ -89,6 +92,9 @@ def instructor_plan(
             elif func.attr == "check_function" and len(args) == 1 and args[0] in tasks:
                 result.function_checks[index] = args[0]
                 result.cases.setdefault(args[0], tasks[args[0]].make_cases(rng))
+            elif func.attr == "check_class" and len(args) == 1 and args[0] in builds:
+                result.class_checks[index] = args[0]
+                result.graphs.setdefault(args[0], builds[args[0]].draw(rng))
     return result
 
 
@@ -110,7 +116,23 @@ def givens_for(exercise: str | None, student: str) -> dict[str, float]:
 
 def function_calls(trusted: TrustedPlan) -> list[dict[str, Any]]:
     """The calls the sandboxed worker makes after running the cells."""
-    return [{"function": name, "cases": cases} for name, cases in trusted.cases.items()]
+    calls: list[dict[str, Any]] = [
+        {"function": name, "cases": cases} for name, cases in trusted.cases.items()
+    ]
+    builds = class_tasks(trusted.exercise) if trusted.exercise else {}
+    for name, graphs in trusted.graphs.items():
+        calls.append({"function": name, "class": builds[name].cls, "graphs": graphs})
+    return calls
+
+
+def _class_results(call: dict[str, Any] | None, count: int) -> list[object] | str:
+    """What the sandboxed class gave on each graph (judged later), or why there is nothing."""
+    if call is None or not isinstance(call.get("builds"), list):
+        return str((call or {}).get("error", "the notebook did not finish"))
+    builds: list[object] = list(call["builds"])
+    if len(builds) != count:
+        return f"{len(builds)} results for {count} graphs"
+    return builds
 
 
 def _function_results(
@@ -147,11 +169,17 @@ def verdicts(
             name: (cases, _function_results(name, cases, by_function.get(name)))
             for name, cases in trusted.cases.items()
         },
+        builds={
+            name: (graphs, _class_results(by_function.get(name), len(graphs)))
+            for name, graphs in trusted.graphs.items()
+        },
     )
     found: dict[int, list[Verdict]] = {}
     for index, names in trusted.hand_checks.items():
         found[index] = [judge(exercise, name, context) for name in names]
     for index, name in trusted.function_checks.items():
+        found.setdefault(index, []).append(judge(exercise, name, context))
+    for index, name in trusted.class_checks.items():
         found.setdefault(index, []).append(judge(exercise, name, context))
     return found
 

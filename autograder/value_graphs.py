@@ -5,7 +5,8 @@ and the verdict is computed where the learner's code is not (the grader):
 
 1. ``draw_graphs(rng, n)``: plain-JSON descriptions of random expression graphs
    (leaves, then operations that may reuse any earlier value: shared subexpressions).
-2. ``evaluate_with(cls, graph)``: builds one graph with the learner's class, calls
+2. ``evaluate_with(cls, graph)`` (in ``value_build``, which the sandbox mounts): builds
+   one graph with the learner's class, calls
    ``.backward()`` and returns the numbers (no reference, no answer in it).
 3. ``judge(graphs, results)``: recomputes every graph with PyTorch (float64), compares
    the output and every leaf's ``.grad``, and names the classic bug when one explains
@@ -27,6 +28,9 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from autograder.value_build import apply_op as _apply
+from autograder.value_build import evaluate_with
 
 __all__ = ["ALL_OPS", "BUGS", "Verdict", "draw_graphs", "evaluate_with", "judge"]
 
@@ -112,36 +116,7 @@ def draw_graphs(rng: random.Random, n: int, ops: Sequence[str] = ALL_OPS) -> lis
     return [_draw_one(rng, tuple(ops)) for _ in range(n)]
 
 
-# --- running the learner's class (answer-free) --------------------------------------
-
-
-def _build(cls: Callable[[float], Any], graph: Graph) -> tuple[list[Any], Any]:
-    leaves = [cls(float(v)) for v in graph["leaves"]]
-    values: list[Any] = list(leaves)
-    for op in graph["ops"]:
-        a = values[op["args"][0]]
-        if op["op"] == "pow":
-            values.append(a ** op["exponent"])
-        elif op["op"] == "relu":
-            values.append(a.relu())
-        else:
-            values.append(_apply(op, values))
-    return leaves, values[-1]
-
-
-def evaluate_with(cls: Callable[[float], Any], graph: Graph) -> dict[str, Any]:
-    """Build ``graph`` with the learner's ``cls``, run ``.backward()``, return the numbers.
-
-    ``{"output": 3.0, "grads": [1.0, 2.0]}``, or ``{"error": "TypeError: ..."}`` when the
-    class raises (a missing ``__rmul__``, say). Contains nothing to compare against.
-    """
-    try:
-        leaves, out = _build(cls, graph)
-        out.backward()
-        return {"output": float(out.data), "grads": [float(leaf.grad) for leaf in leaves]}
-    except Exception as error:  # the learner's code: any failure is reported, not raised
-        return {"error": f"{type(error).__name__}: {error}"[:300]}
-
+# --- running the learner's class (answer-free): in value_build, which the sandbox mounts ---
 
 # --- the reference (PyTorch) and the classic bugs -----------------------------------
 
@@ -165,31 +140,6 @@ def _torch_reference(graph: Graph) -> tuple[float, list[float]]:
         values.append(out)
     grads = torch.autograd.grad(values[-1], leaves, allow_unused=True, materialize_grads=True)
     return float(values[-1].item()), [float(g.item()) for g in grads]
-
-
-def _apply(op: Mapping[str, Any], values: Sequence[Any]) -> Any:
-    """``+``, ``-``, ``*`` (values or numbers on either side) and unary ``-``, on any objects."""
-    name, args = op["op"], op["args"]
-    a = values[args[0]]
-    if name in BINARY:
-        b = values[args[1]]
-        return a + b if name == "add" else a - b if name == "sub" else a * b
-    if name == "neg":
-        return -a
-    c = float(op["number"])
-    if name == "add_const":
-        return a + c
-    if name == "radd_const":
-        return c + a
-    if name == "sub_const":
-        return a - c
-    if name == "rsub_const":
-        return c - a
-    if name == "mul_const":
-        return a * c
-    if name == "rmul_const":
-        return c * a
-    raise ValueError(f"unknown op {name!r}")
 
 
 @dataclass(frozen=True)
@@ -233,8 +183,11 @@ BUGS = {
 }
 
 
-def _buggy_grads(graph: Graph, bug: str) -> list[float]:
-    """Leaf gradients a Value class with ``bug`` computes (a small engine, plain floats)."""
+def _buggy_grads(graph: Graph, bug: str, delegated: bool = False) -> list[float]:
+    """Leaf gradients a Value class with ``bug`` computes (a small engine, plain floats).
+
+    ``delegated``: the class writes unary ``-`` as ``self * -1`` and ``c - a`` as
+    ``Value(c) - a``, so a bug in ``*`` or ``-`` shows there too."""
     n_leaves = len(graph["leaves"])
     values: list[float] = [float(v) for v in graph["leaves"]]
     parents: list[list[tuple[int, float]]] = [[] for _ in range(n_leaves)]
@@ -251,12 +204,14 @@ def _buggy_grads(graph: Graph, bug: str) -> list[float]:
             links = [(args[0], slopes[0]), (args[1], slopes[1])]
         elif name in WITH_NUMBER:
             c = float(op["number"])
-            slope = {"add_const": 1.0, "radd_const": 1.0, "sub_const": 1.0, "rsub_const": -1.0}.get(
-                name, 1.0 if bug == "mul_factor" else c
-            )
+            flipped = delegated and bug == "sub_sign"
+            slope = {
+                "add_const": 1.0, "radd_const": 1.0, "sub_const": 1.0,
+                "rsub_const": 1.0 if flipped else -1.0,
+            }.get(name, 1.0 if bug == "mul_factor" else c)  # fmt: skip
             links = [(args[0], slope)]
         elif name == "neg":
-            links = [(args[0], -1.0)]
+            links = [(args[0], 1.0 if delegated and bug == "mul_factor" else -1.0)]
         elif name == "pow":
             k = op["exponent"]
             links = [(args[0], a ** (k - 1) if bug == "pow_factor" else k * a ** (k - 1))]
@@ -394,9 +349,15 @@ def _name_bugs(graphs: Sequence[Graph], wrong: Sequence[tuple[int, list[float]]]
         return []
     scores = {}
     for key in BUGS:
-        explained = sum(
-            all(_close(g, b) for g, b in zip(grads, _buggy_grads(graphs[i], key), strict=True))
-            for i, grads in wrong
+        explained = max(
+            sum(
+                all(
+                    _close(g, b)
+                    for g, b in zip(grads, _buggy_grads(graphs[i], key, delegated), strict=True)
+                )
+                for i, grads in wrong
+            )
+            for delegated in (False, True)
         )
         scores[key] = explained / len(wrong)
     best = max(scores.values())

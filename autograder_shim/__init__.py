@@ -9,8 +9,10 @@ It offers what the solution notebooks' locked cells call:
   outside the sandbox and injected for this notebook (`set_notebook`), printed with
   `format_givens` (the real package prints them the same way);
 - `Exercise(name).practise()`: says practice numbers are off while grading;
-- `Exercise(name).check(*names)` and `.check_function(name)`: a neutral line; the
-  verdict is computed by the grader from the notebook's text and the function's results.
+- `Exercise(name).check(*names)`, `.check_function(name)` and `.check_class(name)`: a
+  neutral line; the verdict is computed by the grader from the notebook's text, the
+  function's results and the numbers the class gave on the grader's graphs (built by
+  `autograder.value_build`, also mounted: it knows no answer).
 """
 
 from __future__ import annotations
@@ -78,4 +80,8 @@ class Exercise:
 
     def check_function(self, name: str, seed: int | None = None) -> None:
         """Neutral: the grader judges the function on cases it draws itself."""
+        print(NEUTRAL)
+
+    def check_class(self, name: str, seed: int | None = None) -> None:
+        """Neutral: the grader builds its own random graphs with the class and judges them."""
         print(NEUTRAL)

@@ -26,7 +26,7 @@ from autograder.spec_engine import SpecError, Tape, compute
 LEARNERS = [f"learner-{i}" for i in range(200)]
 
 
-def test_the_exercises_are_the_seven_lessons() -> None:
+def test_the_exercises_are_the_nine_lessons() -> None:
     assert EXERCISES == (
         "01_what_a_gradient_is",
         "02_the_computation_graph",
@@ -35,6 +35,8 @@ def test_the_exercises_are_the_seven_lessons() -> None:
         "05_three_mechanics",
         "06_one_backward_every_parameter",
         "07_try_it",
+        "08_when_backward_complains",
+        "09_autograd_by_hand",
     )
 
 
@@ -60,8 +62,18 @@ WORKED = {
     "03_a_neuron_by_hand": {"L": 9.0, "dL_da": 6.0, "dL_dw": 12.0, "dL_db": 6.0},
     "04_the_dead_relu": {"L": 4.0, "dL_dw": 0.0, "leaky_L": 4.1616, "leaky_dL_dw": 0.0408},
     "05_three_mechanics": {"x_grad": 60.0, "y_grad": 5.0, "grad_after_three_calls": 18.0},
-    "06_one_backward_every_parameter": {"loss": 4.0, "dL_dw": 12.0, "dL_db": 4.0},
+    "06_one_backward_every_parameter": {
+        "loss": 4.0,
+        "dL_dw": 12.0,
+        "dL_db": 4.0,
+        "share_direct": 9.0,
+        "share_sq": 18.0,
+        "df_du": 27.0,
+        "grad_detached": 9.0,
+    },
     "07_try_it": {"cubic_slope": 46.0, "out": 2.5, "dL_dw2": 5.0, "dL_dw": 1.0},
+    "08_when_backward_complains": {"grad_after_three_passes": 12.0 * 3},  # lesson: 12 a pass
+    "09_autograd_by_hand": {"L": 9.0, "dL_dw": 12.0, "dL_db": 6.0},
 }
 
 

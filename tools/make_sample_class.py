@@ -16,11 +16,14 @@ nothing and exits 1 naming every file that differs.
 
 The students:
   ada  all correct, by-hand arithmetic throughout
-  ben  flipped signs and a dropped factor 2; later answers built on a wrong one are wrong
+  ben  flipped signs and a dropped factor 2; later answers built on a wrong one are wrong;
+       in 08 one backward pass counted, a mean for a sum; in 09 a Value whose - has the
+       wrong sign (every later class part whose graphs use - is wrong too)
   cyd  other mistakes: a tensor for a number, the leaf counted as a node, a shut ReLU
-       treated as open, an accumulated gradient, a training loop that never zeroes .grad
+       treated as open, an accumulated gradient, a training loop that never zeroes .grad,
+       an in-place update on a leaf (08), the ReLU's slope on the wrong side (09)
   dee  blank: submits every release notebook untouched
-  eve  used autograd (.backward(), .grad) for hand answers: those score zero
+  eve  used autograd (.backward(), .grad) for hand answers, in 09 her own Value: zero
   fay  mostly right, some answers as plain numbers, two rounded too early; never submitted 06
   gus  copied ada's numbers (not her formulas): right only where the numbers coincide
 """
@@ -31,9 +34,11 @@ import argparse
 import ast
 import copy
 import csv
+import datetime
 import io
 import sys
 import tempfile
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +52,7 @@ from autograder.byhand import read_hand_answers  # noqa: E402
 from autograder.diagnose import format_value, matches  # noqa: E402
 from autograder.exercises import SPECS  # noqa: E402
 from autograder.references import reference_quantities  # noqa: E402
-from autograder.spec import ExerciseSpec, learner_givens  # noqa: E402
+from autograder.spec import CODE_KINDS, ExerciseSpec, learner_givens  # noqa: E402
 from autograder.spec_notebooks import given_source  # noqa: E402
 
 STUB_MARKER = "raise NotImplementedError()"
@@ -95,6 +100,46 @@ def _neuron_autograd(extra: str = "") -> str:
 
 AUTOGRAD = "used autograd for a hand answer"
 
+SUB_SIGN_SLIP = """def _mul(self, other):
+    other = other if isinstance(other, Value) else Value(other)
+    out = Value(self.data * other.data, (self, other))
+
+    def _backward():
+        self.grad += other.data * out.grad
+        other.grad += self.data * out.grad
+
+    out._backward = _backward
+    return out
+
+
+def _sub(self, other):
+    other = other if isinstance(other, Value) else Value(other)
+    out = Value(self.data - other.data, (self, other))
+
+    def _backward():
+        self.grad += out.grad
+        other.grad += out.grad
+
+    out._backward = _backward
+    return out
+
+
+Value.__mul__ = Value.__rmul__ = _mul
+Value.__sub__ = _sub
+Value.__rsub__ = lambda self, other: Value(other) - self"""
+
+RELU_SIDE_SLIP = """def _relu(self):
+    out = Value(max(self.data, 0.0), (self,))
+
+    def _backward():
+        self.grad += (1.0 if self.data < 0 else 0.0) * out.grad
+
+    out._backward = _backward
+    return out
+
+
+Value.relu = _relu"""
+
 WRITTEN_GOOD: dict[str, dict[str, str]] = {
     "01_what_a_gradient_is": {
         "which_way_to_step": (
@@ -141,6 +186,18 @@ WRITTEN_GOOD: dict[str, dict[str, str]] = {
             "whose slope w2 multiplies everything behind it."
         )
     },
+    "08_when_backward_complains": {
+        "why_the_graph_is_freed": (
+            "The saved tensors cost memory and one backward needs them once. Keep the graph "
+            "only to run a second backward through the same forward pass."
+        )
+    },
+    "09_autograd_by_hand": {
+        "what_pytorch_adds": (
+            "Tensors instead of single numbers (fast, vectorised, on a GPU), and the local "
+            "slopes of hundreds of operations, not just +, *, ** and ReLU."
+        )
+    },
 }
 
 STUDENTS: tuple[Student, ...] = (
@@ -175,6 +232,20 @@ STUDENTS: tuple[Student, ...] = (
             },
             "06_one_backward_every_parameter": {
                 "dL_dy": Slip("dL_dy = 2 * (target - y_value)", "flipped the sign")
+            },
+            "08_when_backward_complains": {
+                "grad_after_three_passes": Slip(
+                    "grad_after_three_passes = 2 * c * x", "counted one backward pass only"
+                ),
+                "first_grad": Slip("y.mean().backward()", "took the mean, not the sum"),
+            },
+            "09_autograd_by_hand": {
+                "value_mul": Slip(
+                    SUB_SIGN_SLIP,
+                    "the slope of a - b towards b taken as +1",
+                    unaffected=("value_pow",),  # its graphs have no -
+                ),
+                "dL_db": Slip("dL_db = (a - y) * 1", "dropped the 2 of the square"),
             },
             "07_try_it": {
                 "cubic_slope": Slip("cubic_slope = 3 * x_cubic**2 + 2", "slope of -2x as +2"),
@@ -217,6 +288,12 @@ STUDENTS: tuple[Student, ...] = (
                 "cubic_slope": Slip(
                     "cubic_slope = 3 * x_cubic**2 - 2 * x_cubic", "slope of -2x as -2x"
                 )
+            },
+            "08_when_backward_complains": {
+                "sgd_step": Slip("w -= lr * w.grad", "kept the in-place update on the leaf"),
+            },
+            "09_autograd_by_hand": {
+                "value_relu": Slip(RELU_SIDE_SLIP, "the ReLU's slope on the wrong side"),
             },
         },
         written={
@@ -352,6 +429,24 @@ STUDENTS: tuple[Student, ...] = (
                 "dL_dw": Slip("dL_dw = wt.grad.item()", AUTOGRAD),
                 "dL_db": Slip("dL_db = bt.grad.item()", AUTOGRAD),
             },
+            "08_when_backward_complains": {
+                "grad_after_three_passes": Slip(
+                    _autograd(
+                        "xt = torch.tensor(x, requires_grad=True)\nzt = c * xt**2 + 1\n"
+                        "for _ in range(3):\n    zt.backward(retain_graph=True)",
+                        "grad_after_three_passes = xt.grad.item()",
+                    ),
+                    AUTOGRAD,
+                ),
+            },
+            "09_autograd_by_hand": {
+                "dL_dw": Slip(
+                    "wv, bv = Value(w), Value(b)\nlv = ((wv * x + bv).relu() - y) ** 2\n"
+                    "lv.backward()\ndL_dw = wv.grad",
+                    AUTOGRAD,  # her own Value class: still not by hand
+                ),
+                "dL_db": Slip("dL_db = bv.grad", AUTOGRAD),
+            },
         },
         written={
             name: {gid: "PyTorch computes it for me."}
@@ -393,18 +488,18 @@ def assignments(release: Path) -> list[str]:
 
 
 def function_answers(name: str) -> dict[str, str]:
-    """The model lines of the code parts, read from the solution notebook."""
+    """The model code of the code parts (functions, classes), read from the solution notebook."""
     path = REPO_ROOT / "solutions" / name / f"{name}.ipynb"
     nb = nbformat.read(path, as_version=4)
     found = {}
     for part in SPECS[name].parts:
-        if part.kind != "function":
+        if part.kind not in CODE_KINDS:
             continue
         cell = next(
             c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == part.name
         )
         region = cell.source.split("### BEGIN SOLUTION\n", 1)[1].split("### END SOLUTION", 1)[0]
-        found[part.name] = "\n".join(line.strip() for line in region.strip().split("\n"))
+        found[part.name] = textwrap.dedent(region).strip()
     return found
 
 
@@ -416,7 +511,7 @@ def answers_of(student: Student, name: str) -> dict[str, str]:
     """The code each answer cell of `student` holds for assignment `name`."""
     spec = SPECS[name]
     mine = reference_quantities(name, learner_givens(name, student.name))
-    code = {p.name: p.code for p in spec.parts if p.kind != "function"}
+    code = {p.name: p.code for p in spec.parts if p.kind not in CODE_KINDS}
     if student.copied_from or name in student.literal:
         whose = student.copied_from or student.name
         theirs = reference_quantities(name, learner_givens(name, whose))
@@ -494,6 +589,8 @@ def wrong_parts(student: Student, name: str) -> set[str]:
             wrong.add(part)
             continue
         sources = {assigned_by[n] for n in _loaded(code[part]) if n in assigned_by} - {part}
+        if spec.part(part).kind == "class":  # every class part builds with the same class
+            sources |= {p.name for p in spec.parts if p.kind == "class" and p.name != part}
         for source in sources & wrong:
             if part not in student.slips.get(name, {}).get(source, Slip("", "")).unaffected:
                 wrong.add(part)
@@ -562,9 +659,10 @@ def expected_csv(names: list[str]) -> str:
 
 def timestamp(assignment_index: int, student: Student) -> str:
     """When the student submitted: a week per assignment, each student on their own day."""
-    day = 2 + 7 * assignment_index + student.day_offset
-    month, day = (3, day) if day <= 31 else (4, day - 31)
-    return f"2026-{month:02d}-{day:02d} {17 + student.day_offset % 3}:30:00.000000 UTC"
+    day = datetime.date(2026, 3, 1) + datetime.timedelta(
+        days=1 + 7 * assignment_index + student.day_offset
+    )
+    return f"{day.isoformat()} {17 + student.day_offset % 3}:30:00.000000 UTC"
 
 
 def build(release: Path, out: Path) -> list[Path]:

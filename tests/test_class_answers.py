@@ -1,0 +1,210 @@
+"""Issue 12's graded parts: exercise 6's paths, exercise 8's functions to repair, and
+exercise 9's class answer kind (the learner's `Value` on random graphs, judged by PyTorch).
+
+Fast checks without the sandbox; the sandboxed `autograder grade` and `nbgrader autograde`
+runs of the sample class (tests/test_grader_parallel.py, tests/test_nbgrader_e2e.py) grade
+08 and 09 end to end, with identical grades.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from test_spec_trusted import instructor_cells
+from test_value_graphs import Mini, buggy
+
+from autograd_lessons.value import Value
+from autograder.check import AnswerMismatch, Exercise
+from autograder.classes import GRAPHS_PER_PART, class_tasks
+from autograder.diagnose import diagnose
+from autograder.functions import function_tasks, judge_function_results
+from autograder.references import reference_quantities
+from autograder.spec import learner_givens
+from autograder.spec_answers import JudgeContext, judge
+from autograder.trusted import function_calls, instructor_plan, verdicts
+from autograder.value_build import evaluate_all
+
+ROOT = Path(__file__).resolve().parent.parent
+CAPSTONE = "09_autograd_by_hand"
+ERRORS = "08_when_backward_complains"
+PATHS = "06_one_backward_every_parameter"
+CLASS_PARTS = list(class_tasks(CAPSTONE))
+BUG_NAMES = {
+    "overwrite": "overwritten instead of accumulated",
+    "order": "wrong order",
+    "relu_side": "wrong side",
+    "pow_factor": "missing in **",
+    "mul_factor": "missing in *",
+    "sub_sign": "sign is wrong in -",
+}
+# the part whose operations first show each bug
+FIRST_PART = {
+    "overwrite": "value_add",
+    "order": "value_add",
+    "relu_side": "value_relu",
+    "pow_factor": "value_pow",
+    "mul_factor": "value_mul",
+    "sub_sign": "value_mul",
+}
+
+
+def _verdict(cls: Any, part: str, seed: int) -> Any:
+    graphs = class_tasks(CAPSTONE)[part].draw(random.Random(seed))
+    results: list[object] = list(evaluate_all(cls, graphs))
+    context = JudgeContext(CAPSTONE, {}, builds={part: (graphs, results)})
+    return judge(CAPSTONE, part, context)
+
+
+@pytest.mark.parametrize("part", CLASS_PARTS)
+def test_a_correct_value_scores_every_class_part_on_200_graphs(part: str) -> None:
+    assert class_tasks(CAPSTONE)[part].count >= 200 == GRAPHS_PER_PART
+    for seed in (1, 2):
+        verdict = _verdict(Value, part, seed)
+        assert verdict.passed, verdict.message
+        assert f"{GRAPHS_PER_PART}/{GRAPHS_PER_PART} random graphs" in verdict.message
+
+
+@pytest.mark.parametrize("bug", sorted(BUG_NAMES))
+def test_each_classic_bug_is_caught_and_named(bug: str) -> None:
+    for part in (FIRST_PART[bug], "value_relu"):
+        verdict = _verdict(buggy(bug), part, 3)
+        assert not verdict.passed
+        assert BUG_NAMES[bug] in verdict.message, verdict.message
+        assert "PyTorch says" in verdict.message  # the first wrong graph, with both numbers
+
+
+def test_the_kernel_check_uses_the_learners_class_and_raises_on_a_bug() -> None:
+    exercise = Exercise(CAPSTONE)
+    namespace = {"Value": Value}
+    exec("exercise.check_class('value_relu')", {**namespace, "exercise": exercise})
+    broken = {"Value": buggy("overwrite"), "exercise": exercise}
+    with pytest.raises(AnswerMismatch, match="overwritten"):
+        exec("exercise.check_class('value_add')", broken)
+    with pytest.raises(AnswerMismatch, match="not defined yet"):
+        exec("exercise.check_class('value_add')", {"exercise": exercise})
+
+
+def test_a_class_that_raises_or_returns_no_numbers_scores_nothing() -> None:
+    class NoRadd(Mini):
+        __radd__ = None  # type: ignore[assignment]
+
+    for cls, why in ((NoRadd, "raised TypeError"), (None, "not a class")):
+        verdict = _verdict(cls, "value_add", 4)
+        assert not verdict.passed and why in verdict.message, verdict.message
+    graphs = class_tasks(CAPSTONE)["value_add"].draw(random.Random(5))
+    missing = JudgeContext(CAPSTONE, {}, builds={"value_add": (graphs, "Value is not defined")})
+    assert not judge(CAPSTONE, "value_add", missing).passed
+    assert not judge(CAPSTONE, "value_add", JudgeContext(CAPSTONE, {})).passed
+
+
+def _release_cells(name: str) -> list[Any]:
+    path = ROOT / "solutions" / name / f"{name}.ipynb"
+    return list(nbformat.read(path, as_version=4).cells)
+
+
+def test_the_trusted_grader_draws_its_own_graphs_and_judges_what_the_class_gave() -> None:
+    cells = _release_cells(CAPSTONE)
+    trusted = instructor_plan(instructor_cells(CAPSTONE), cells, random.Random(7))
+    assert sorted(trusted.class_checks.values()) == sorted(CLASS_PARTS)
+    calls = function_calls(trusted)
+    assert {c["function"] for c in calls} == set(CLASS_PARTS)
+    assert all(c["class"] == "Value" and len(c["graphs"]) == 200 for c in calls)
+    # what the sandboxed worker sends back: the class's numbers, nothing else
+    right = [{"function": c["function"], "builds": evaluate_all(Value, c["graphs"])} for c in calls]
+    wrong = [
+        {"function": c["function"], "builds": evaluate_all(buggy("order"), c["graphs"])}
+        for c in calls
+    ]
+    for sent, passed in ((right, True), (wrong, False)):
+        found = verdicts(trusted, cells, sent, "ada")
+        class_verdicts = [found[i][0] for i in trusted.class_checks]
+        assert all(v.passed is passed for v in class_verdicts), [v.message for v in class_verdicts]
+    nothing = verdicts(trusted, cells, [], "ada")
+    assert not any(nothing[i][0].passed for i in trusted.class_checks)
+
+
+def test_the_sandbox_builder_imports_nothing_that_knows_answers() -> None:
+    tree = ast.parse((ROOT / "autograder" / "value_build.py").read_text())
+    modules = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    modules |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert modules == {"__future__", "collections.abc", "typing"}, modules
+    from autograder.sandbox import shim_files
+
+    assert "value_build.py" in shim_files()
+    shim = (ROOT / "autograder_shim" / "__init__.py").read_text()
+    assert "def check_class" in shim
+
+
+# --- exercise 8: the functions to repair ---------------------------------------------------
+
+AS_GIVEN = re.compile(r"# As given: (.+?)  \(")
+ERROR_TEXT = {
+    "cut_grad": "does not require grad",
+    "first_grad": "only for scalar outputs",
+    "saved_grad": "modified by an inplace operation",
+    "sgd_step": "leaf Variable that requires grad",
+}
+
+
+def _function_cell(name: str, part: str) -> str:
+    for cell in _release_cells(name):
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == part:
+            return str(cell.source)
+    raise KeyError(part)
+
+
+@pytest.mark.parametrize("part", sorted(ERROR_TEXT))
+def test_each_function_as_given_hits_its_error_and_the_fix_matches_pytorch(part: str) -> None:
+    import torch
+
+    source = _function_cell(ERRORS, part)
+    as_given = AS_GIVEN.search(source)
+    assert as_given is not None, source
+    region = re.compile(r"( *)### BEGIN SOLUTION\n.*?### END SOLUTION", re.S)
+    broken = region.sub(lambda m: m.group(1) + as_given.group(1), source)
+    task = function_tasks(ERRORS)[part]
+    cases = task.make_cases(random.Random(8))
+    scope: dict[str, Any] = {"torch": torch}
+    exec(broken, scope)
+    with pytest.raises(RuntimeError, match=ERROR_TEXT[part]):
+        scope[part](*cases[0])
+    exec(re.sub(r"^ *### (BEGIN|END) SOLUTION\n?", "", source, flags=re.M), scope)
+    results = [scope[part](*case) for case in cases]
+    assert judge_function_results(task, cases, results).passed
+
+
+def test_known_wrong_repairs_are_named() -> None:
+    tasks = function_tasks(ERRORS)
+    for part, wrong, named in (
+        ("first_grad", lambda x0, x1: float(x0), "gradient of the mean"),
+        ("saved_grad", lambda x0: 2.718281828459045 ** float(x0), "×3 is missing"),
+        ("sgd_step", lambda w0, lr: float(w0), "did not move"),
+    ):
+        cases = tasks[part].make_cases(random.Random(9))
+        verdict = judge_function_results(tasks[part], cases, [wrong(*c) for c in cases])
+        assert not verdict.passed and named in verdict.message, verdict.message
+
+
+# --- exercise 6: paths add up --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("learner", ["ada", "ben", "learner-7"])
+def test_paths_add_up_with_the_learners_own_u(learner: str) -> None:
+    givens = learner_givens(PATHS, learner)
+    u = givens["u"]
+    assert abs(u) != 3.0  # never the lesson's 9 + 18 = 27
+    q = reference_quantities(PATHS, givens)
+    assert (q["share_direct"].value, q["share_sq"].value) == (u**2, 2 * u**2)
+    assert q["df_du"].value == 3 * u**2 and q["grad_detached"].value == u**2
+    one_path = diagnose(q["df_du"], u**2)
+    assert not one_path.passed and "followed one path only" in one_path.message
+    other_path = diagnose(q["df_du"], 2 * u**2)
+    assert "followed one path only" in other_path.message
+    both = diagnose(q["grad_detached"], 3 * u**2)
+    assert "detached path sends nothing" in both.message
