@@ -84,6 +84,12 @@ def fill(nb: Any, first: str = "", value: str = "-999.0") -> Any:
     return nb
 
 
+def is_written_answer(cell: Any) -> bool:
+    """A markdown answer cell the teacher grades (nbgrader grade + solution)."""
+    meta = cell.metadata.get("nbgrader", {})
+    return bool(meta.get("grade") and meta.get("solution"))
+
+
 def cell_with(nb: Any, grade_id: str) -> Any:
     return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
 
@@ -359,7 +365,8 @@ def html_payloads(hand: Any) -> Any:
         f"display(Javascript({PAYLOAD!r}))\n"
         f"display({{'image/svg+xml': {svg!r}, 'text/html': {script!r}}}, raw=True)",
     )
-    cell_with(nb, "why_dw_is_twice_db").source = (
+    written = next(c for c in nb.cells if c.cell_type == "markdown" and is_written_answer(c))
+    written.source = (
         f'<img src=x onerror="{PAYLOAD}"> and <script>{PAYLOAD}</script> '
         f"[click](javascript:{PAYLOAD})"
     )
@@ -856,7 +863,7 @@ def test_learner_content_is_inert(graded: dict[str, Any]) -> None:
     shown = json.dumps(first_answer_outputs(nb))
     assert "IPython.core.display.HTML object" in shown  # the payloads did run, as text
     assert "image/svg+xml, text/html not kept by the grader" in shown
-    answer = cell_with(nb, "why_dw_is_twice_db").source
+    answer = next(c for c in nb.cells if c.cell_type == "markdown" and is_written_answer(c)).source
     assert "<img" not in answer and "<script" not in answer and "javascript:" not in answer
     assert "widgets" not in nb.metadata
 
