@@ -10,8 +10,19 @@ import sys
 import time
 from pathlib import Path
 
-from autograder.hygiene import use_this_environment
-from autograder.sandbox import Sandbox, SandboxUnavailable, check_sandbox
+# jsonschema (under nbformat) imports this optional checker of the "iri" format, which
+# compiles a grammar at import: over a second of every command's start-up. No notebook
+# schema uses that format, so the command goes without it.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+
+from autograder.sandbox import (  # noqa: E402
+    Sandbox,
+    SandboxUnavailable,
+    Worker,
+    check_sandbox,
+    load_config,
+    worker_log_dir,
+)
 
 DESCRIPTION = """\
 Autograde every submission under submitted/ of an nbgrader course, in parallel and
@@ -68,8 +79,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def course_problem(course: Path) -> str | None:
     """Why `course` is not a course folder autograder can grade (None: it is one)."""
-    from autograder.runner import load_config
-
     if not (course / "nbgrader_config.py").is_file():
         return (
             f"{course} is not an nbgrader course folder (no nbgrader_config.py): run in the "
@@ -85,11 +94,6 @@ def course_problem(course: Path) -> str | None:
 
 
 def grade(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from autograder.runner import Grader, load_config
-    from autograder.submissions import SubmissionError
-
     course = args.course_dir.resolve()
     if not course.is_dir():
         print(f"error: course directory {course} does not exist", file=sys.stderr)
@@ -101,17 +105,36 @@ def grade(args: argparse.Namespace) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    sandbox = Sandbox(config=load_config(course))
     if args.no_sandbox:
+        sandbox.enabled = False
         print(
             "warning: --no-sandbox: submissions run as you, with your files and network.",
             file=sys.stderr,
         )
     else:
         try:
-            check_sandbox(Sandbox(config=load_config(course)))
+            check_sandbox(sandbox)
         except SandboxUnavailable as error:
             print(f"error: refusing to grade: {error}", file=sys.stderr)
             return 2
+    # The first worker (bubblewrap, Python, `import torch`: seconds) starts now, while
+    # nbgrader is imported and the submissions are discovered and prepared.
+    first = Worker(sandbox, worker_log_dir(course))
+    first.start_soon()
+    try:
+        return grade_with(args, course, first)
+    finally:
+        first.stop(now=True)  # normally stopped already, with the grader's workers
+
+
+def grade_with(args: argparse.Namespace, course: Path, first: Worker) -> int:
+    """Grade with `first` as the first worker; the exit status."""
+    from tqdm import tqdm
+
+    from autograder.runner import Grader
+    from autograder.submissions import SubmissionError
+
     logging.getLogger("traitlets").setLevel(logging.ERROR)
     grader = Grader(
         course,
@@ -121,6 +144,7 @@ def grade(args: argparse.Namespace) -> int:
         sandbox=not args.no_sandbox,
         force=args.force,
         seed=args.seed,
+        workers=[first],
     )
     started = time.monotonic()
     counts = {"graded": 0, "failed": 0, "skipped": 0}
@@ -143,6 +167,7 @@ def grade(args: argparse.Namespace) -> int:
             bar.update(1)
         bar.close()
     except SubmissionError as error:
+        grader.close(now=True)
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -179,7 +204,6 @@ def grade(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    use_this_environment()
     if args.command == "grade":
         return grade(args)
     parser.print_help()
