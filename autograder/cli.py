@@ -74,6 +74,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     grade.add_argument("--seed", type=int, help="fix the random cases of code exercises")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    serve = commands.add_parser(
+        "serve",
+        help="a warm grading service: grade each new submission as it arrives",
+        description="Keep sandboxed workers warm and grade every new or changed submission "
+        "under submitted/ within seconds (collect them there as usual). Ctrl-C stops.",
+    )
+    serve.add_argument("assignments", nargs="*", metavar="ASSIGNMENT", help="default: every one")
+    serve.add_argument("--course-dir", type=Path, default=Path.cwd(), help="(default: .)")
+    serve.add_argument("-j", "--jobs", type=int, default=1, help="warm workers (default 1)")
+    serve.add_argument("--interval", type=float, default=0.25, help="seconds between looks")
+    serve.add_argument(
+        "--release-feedback",
+        action="store_true",
+        help="after grading, generate and release the learner's feedback (nbgrader's)",
+    )
+    serve.add_argument("--no-sandbox", action="store_true", help="UNSAFE, as for grade")
     return parser
 
 
@@ -93,18 +109,18 @@ def course_problem(course: Path) -> str | None:
     return None
 
 
-def grade(args: argparse.Namespace) -> int:
-    course = args.course_dir.resolve()
+def checked_sandbox(args: argparse.Namespace, course: Path) -> Sandbox | None:
+    """The course's sandbox, checked (None: an error was printed; exit status 2)."""
     if not course.is_dir():
         print(f"error: course directory {course} does not exist", file=sys.stderr)
-        return 2
+        return None
     if args.jobs < 1:
         print("error: --jobs must be at least 1", file=sys.stderr)
-        return 2
+        return None
     problem = course_problem(course)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
-        return 2
+        return None
     sandbox = Sandbox(config=load_config(course))
     if args.no_sandbox:
         sandbox.enabled = False
@@ -117,7 +133,15 @@ def grade(args: argparse.Namespace) -> int:
             check_sandbox(sandbox)
         except SandboxUnavailable as error:
             print(f"error: refusing to grade: {error}", file=sys.stderr)
-            return 2
+            return None
+    return sandbox
+
+
+def grade(args: argparse.Namespace) -> int:
+    course = args.course_dir.resolve()
+    sandbox = checked_sandbox(args, course)
+    if sandbox is None:
+        return 2
     # The first worker (bubblewrap, Python, `import torch`: seconds) starts now, while
     # nbgrader is imported and the submissions are discovered and prepared.
     first = Worker(sandbox, worker_log_dir(course))
@@ -206,6 +230,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "grade":
         return grade(args)
+    if args.command == "serve":
+        from autograder.service import serve
+
+        course = args.course_dir.resolve()
+        sandbox = checked_sandbox(args, course)
+        return 2 if sandbox is None else serve(args, course, sandbox)
     parser.print_help()
     return 2
 

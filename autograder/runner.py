@@ -352,8 +352,11 @@ class Grader:
         seed: int | None = None,
         log: logging.Logger | None = None,
         workers: list[Worker] | None = None,
+        persistent: bool = False,
     ) -> None:
-        """`workers`: already spawned (`Worker.start_soon`) with this course's sandbox."""
+        """`workers`: already spawned (`Worker.start_soon`) with this course's sandbox.
+        `persistent`: workers and their threads outlive each `run` (a grading service);
+        `close` stops them."""
         use_this_environment()
         self.course_dir = course_dir.resolve()
         self.config = load_config(self.course_dir)
@@ -377,6 +380,9 @@ class Grader:
             self._workers.append(worker)
             self._idle.put(worker)
         self.stop_requested = threading.Event()  # set on Ctrl-C: finish the current record
+        self.persistent = persistent
+        self._attempted: dict[str, str] = {}  # persistent: submission -> fingerprint tried
+        self._pool: ThreadPoolExecutor | None = None
 
     # -------------------------------------------------------------- discovery
 
@@ -429,6 +435,8 @@ class Grader:
                 except SubmissionError as error:
                     skipped.append(Outcome(sub, "failed", [str(error)]))
                     continue
+                if self.persistent and self._attempted.get(sub.key) == sub.fingerprint:
+                    continue  # tried in this service already: only a new version is tried
                 if not self.force and self.already_graded(sub):
                     skipped.append(Outcome(sub, "skipped"))
                 else:
@@ -672,12 +680,15 @@ class Grader:
         self._discovered = None
         yield from skipped
         if not todo:
-            self.close()  # a worker warmed up before discovery is not needed
+            if not self.persistent:
+                self.close()  # a worker warmed up before discovery is not needed
             return
         self.warm_up(min(len(todo), self.jobs))
         threading.Thread(target=import_judge_and_recorder, name="imports", daemon=True).start()
         notebooks = self.known_assignments()
-        pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="grade")
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="grade")
+        pool = self._pool
         pending: deque[tuple[Submission, Future[list[ExecutionResult]]]] = deque()
         try:
             # Prepare and hand out one submission at a time, recording finished ones in
@@ -685,6 +696,7 @@ class Grader:
             for sub in todo:
                 if self.stop_requested.is_set():
                     break
+                self._attempted[sub.key] = sub.fingerprint
                 try:
                     self.prepare(sub, notebooks[sub.assignment])
                 except Exception as error:  # a broken submission fails alone
@@ -700,8 +712,8 @@ class Grader:
         finally:
             if self.stop_requested.is_set():
                 self.close(now=True)  # running notebooks end now; nothing unrecorded is marked
-            pool.shutdown(wait=True, cancel_futures=True)
-            self.close()
+            if not self.persistent or self.stop_requested.is_set():
+                self.close()
 
     def record_outcome(self, sub: Submission, future: Future[list[ExecutionResult]]) -> Outcome:
         """Judge and record one submission; any failure is that submission's alone."""
@@ -719,6 +731,13 @@ class Grader:
 
     def close(self, now: bool = False) -> None:
         """Stop every worker (idle by now, or `now`: Ctrl-C, running notebooks end)."""
+        if self._pool is not None:
+            if now:
+                with self._workers_lock:
+                    for worker in self._workers:
+                        worker.stop(now=True)  # running notebooks end now
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
         with self._workers_lock:
             for worker in self._workers:
                 worker.stop(now=True)  # idle fork servers: nothing to finish
