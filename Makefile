@@ -11,7 +11,8 @@ PORT   ?= 8888
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test lint typecheck unit notebooks browser exercises grade bench system axe clean
+.PHONY: help lab test lint typecheck unit notebooks browser exercises assign autograde report grade \
+        class bench system axe clean clean-grades
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -25,7 +26,7 @@ lab: $(STAMP)  ## set up everything, then start JupyterLab on the course (prints
 	  --ServerApp.ip=127.0.0.1 $(ROOT_FLAG) \
 	  --ServerApp.default_url=/lab/tree/course/01_what_a_gradient_is.ipynb
 
-test: $(STAMP) system axe lint typecheck  ## set up everything, then run every check and test
+test: $(STAMP) system axe classroom/node_modules lint typecheck  ## set up everything, then run every check and test
 	$(BIN)/python -m autograder.spec_notebooks --check
 	$(BIN)/python -m autograder.spec_docs --check
 	$(BIN)/python -m autograder.release --check
@@ -34,10 +35,10 @@ test: $(STAMP) system axe lint typecheck  ## set up everything, then run every c
 	$(MAKE) --no-print-directory notebooks
 
 unit: $(STAMP)  ## the test suite without the browser tests
-	$(BIN)/pytest tests --ignore=tests/browser
+	$(BIN)/pytest tests --ignore=tests/browser --ignore=tests/hub
 
-browser: $(STAMP) system axe  ## the JupyterLab tests in Debian's Chromium
-	$(BIN)/pytest tests/browser -m browser
+browser: $(STAMP) system axe classroom/node_modules  ## the JupyterLab and JupyterHub tests in Debian's Chromium
+	$(BIN)/pytest tests/browser tests/hub -m browser
 
 notebooks: $(STAMP)  ## execute every notebook with nbval (lessons: outputs compared)
 	$(BIN)/pytest -p no:cacheprovider --nbval course --nbval-sanitize-with tests/nbval_sanitize.cfg
@@ -59,6 +60,26 @@ typecheck: $(STAMP)  ## mypy --strict on the two packages
 exercises: $(STAMP)  ## regenerate exercises/ from solutions/ with nbgrader
 	$(BIN)/python -m autograder.release
 
+assign: $(STAMP)  ## fill the gradebook and release/ from solutions/ (exercises/ untouched)
+	$(BIN)/python -m autograder.release --assign $(ASSIGNMENT)
+
+autograde: assign system  ## release to graded: gradebook, autograde submitted/, write grades.csv
+	$(BIN)/autograder grade $(ASSIGNMENT)
+	$(BIN)/nbgrader export --to grades.csv
+	@echo "Grades: grades.csv. Class analytics: make report"
+
+report: $(STAMP)  ## class analytics under reports/ (HTML with plots, CSV)
+	$(BIN)/autograder report $(ASSIGNMENT)
+
+INSTRUCTOR ?= $(SUDO_USER)
+class: $(STAMP) system classroom/node_modules  ## JupyterHub for the class (as root): make class INSTRUCTOR=<login>
+	@[ -n "$(INSTRUCTOR)" ] || { echo "usage: sudo make class INSTRUCTOR=<the instructor's login>"; exit 2; }
+	$(BIN)/python classroom/serve.py --instructor $(INSTRUCTOR) $(CLASS_OPTIONS)
+
+classroom/node_modules: classroom/package.json classroom/package-lock.json
+	npm ci --prefix classroom --no-audit --no-fund
+	@touch $@
+
 grade: $(STAMP) system  ## grade the sample class with the real nbgrader pipeline; print the scores
 	$(BIN)/python tools/grade_sample_class.py
 
@@ -69,5 +90,14 @@ bench: $(STAMP) system  ## benchmarks: widget latency, and autograder grade vs n
 environment.yml: pyproject.toml  ## rewrite environment.yml from the pins in pyproject.toml
 	$(BIN)/python tools/sync_environment.py
 
-clean:  ## remove the virtual environment and the instructor's runtime data
-	rm -rf $(VENV) submitted autograded feedback gradebook.db .autograder
+clean:  ## remove the virtual environment (keeps the gradebook and every submission)
+	rm -rf $(VENV)
+
+INSTRUCTOR_DATA := release submitted autograded feedback downloaded gradebook.db .autograder \
+                   grades.csv reports
+clean-grades:  ## DELETE the gradebook, submissions and manual grades (needs CONFIRM=1)
+	@if [ "$(CONFIRM)" != 1 ]; then \
+	  echo "This deletes the instructor's data: $(INSTRUCTOR_DATA)"; \
+	  echo "including manual grades and every submission. Run: make clean-grades CONFIRM=1"; \
+	  exit 1; fi
+	rm -rf $(INSTRUCTOR_DATA)

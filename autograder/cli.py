@@ -90,7 +90,37 @@ def build_parser() -> argparse.ArgumentParser:
         help="after grading, generate and release the learner's feedback (nbgrader's)",
     )
     serve.add_argument("--no-sandbox", action="store_true", help="UNSAFE, as for grade")
+    report = commands.add_parser(
+        "report",
+        help="class analytics: share right per part, common mistakes, progress (HTML + CSV)",
+        description="Write reports/<ASSIGNMENT or course>.html (plots) and .csv from the "
+        "gradebook and the diagnoses `autograder grade` stored.",
+        epilog="exit status: 0 written, 1 nothing graded yet, 2 usage error.",
+    )
+    report.add_argument("assignment", nargs="?", metavar="ASSIGNMENT", help="default: the course")
+    report.add_argument(
+        "--course-dir", type=Path, default=Path.cwd(), help="nbgrader course directory (default: .)"
+    )
+    report.add_argument("--out", type=Path, help="output folder (default: COURSE_DIR/reports)")
     return parser
+
+
+def report(args: argparse.Namespace) -> int:
+    from autograder.report import NothingGraded, ReportError, write_report
+
+    course = args.course_dir.resolve()
+    if not (course / "nbgrader_config.py").is_file():
+        print(f"error: {course} is not an nbgrader course (no nbgrader_config.py)", file=sys.stderr)
+        return 2
+    logging.getLogger("traitlets").setLevel(logging.ERROR)
+    try:
+        written = write_report(course, args.assignment, args.out or course / "reports")
+    except ReportError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1 if isinstance(error, NothingGraded) else 2
+    for path in written:
+        print(f"wrote {path}")
+    return 0
 
 
 def course_problem(course: Path) -> str | None:
@@ -103,8 +133,8 @@ def course_problem(course: Path) -> str | None:
     url = str(load_config(course).CourseDirectory.db_url)
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
         return (
-            f"no gradebook at {url.removeprefix('sqlite:///')}: release the assignments first "
-            "(`nbgrader generate_assignment`), then grade"
+            f"no gradebook at {url.removeprefix('sqlite:///')}: record the assignments first "
+            "(`make assign`), then grade"
         )
     return None
 
@@ -236,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         course = args.course_dir.resolve()
         sandbox = checked_sandbox(args, course)
         return 2 if sandbox is None else serve(args, course, sandbox)
+    if args.command == "report":
+        return report(args)
     parser.print_help()
     return 2
 

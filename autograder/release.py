@@ -2,8 +2,11 @@
 
 `python -m autograder.release` regenerates every assignment; `--check` regenerates into a
 temporary course and exits 1 naming every release notebook that differs (a stale release).
-Generation runs nbgrader's own `generate_assignment`, then tidies the result: metadata is
-cleaned and the cells that are meant to fail until answered carry nbval's
+`--assign` (`make assign`) readies the course itself for a class: nbgrader records every
+assignment in the course's gradebook and writes its release folder (`release/`, from which
+`nbgrader release_assignment` and formgrader publish to the exchange); `exercises/` is
+left alone. Generation runs nbgrader's own `generate_assignment`, then tidies the result:
+metadata is cleaned and the cells that are meant to fail until answered carry nbval's
 `raises-exception` tag.
 """
 
@@ -45,8 +48,10 @@ def tag_expected_failures(nb: Any) -> Any:
     return nb
 
 
-def generate(course_root: Path, names: list[str]) -> None:
-    """Run nbgrader generate_assignment in `course_root` (which has an nbgrader_config.py)."""
+def generate(course_root: Path, names: list[str], release: str = "exercises") -> None:
+    """Run nbgrader generate_assignment in `course_root` (which has an nbgrader_config.py),
+    writing the release into `course_root/release`, and the course's gradebook (its
+    configured `db_url`, else `gradebook.db` in `course_root`)."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
@@ -54,7 +59,9 @@ def generate(course_root: Path, names: list[str]) -> None:
     use_this_environment()
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course_root)).load_config()
     config.CourseDirectory.root = str(course_root)
-    config.CourseDirectory.db_url = f"sqlite:///{course_root / 'gradebook.db'}"
+    config.CourseDirectory.release_directory = release
+    if "db_url" not in config.CourseDirectory:
+        config.CourseDirectory.db_url = f"sqlite:///{course_root / 'gradebook.db'}"
     coursedir = CourseDirectory(config=config)
     api = NbGraderAPI(coursedir=coursedir, config=config)
     for name in names:
@@ -64,7 +71,7 @@ def generate(course_root: Path, names: list[str]) -> None:
                 f"nbgrader generate_assignment {name} failed:\n{result.get('error', '')}\n"
                 f"{result.get('log', '')}"
             )
-        for path in sorted((course_root / "exercises" / name).glob("*.ipynb")):
+        for path in sorted((course_root / release / name).glob("*.ipynb")):
             nb = nbformat.read(path, as_version=4)
             nbformat.write(tag_expected_failures(clean(nb)), path)
 
@@ -94,14 +101,36 @@ def stale_files(generated: Path, committed: Path) -> list[str]:
     return problems
 
 
+def assign(repo: Path, wanted: list[str], known: list[str]) -> int:
+    """`--assign`: nbgrader's gradebook entries and release/ for `wanted`, from solutions/."""
+    unknown = sorted(set(wanted) - set(known))
+    if unknown:
+        print(f"error: no such assignment in solutions/: {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    try:
+        generate(repo, wanted, release="release")
+    except RuntimeError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(f"assigned {len(wanted)}: gradebook filled and release/ written ({', '.join(wanted)})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: regenerate exercises/ or check that it is up to date."""
     parser = argparse.ArgumentParser(
         prog="python -m autograder.release",
         description="Generate exercises/ from solutions/ with nbgrader (or --check it is current).",
     )
-    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if stale")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="change nothing; exit 1 if stale")
+    mode.add_argument(
+        "--assign",
+        action="store_true",
+        help="fill the course's gradebook and release/ for the exchange (exercises/ untouched)",
+    )
     parser.add_argument("--repo", type=Path, default=REPO_ROOT, help="course repository root")
+    parser.add_argument("assignments", nargs="*", help="with --assign: only these (default: all)")
     args = parser.parse_args(argv)
     use_this_environment()
     repo: Path = args.repo.resolve()
@@ -109,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {repo / 'solutions'} does not exist", file=sys.stderr)
         return 2
     names = assignment_names(repo / "solutions")
+    if args.assign:
+        return assign(repo, args.assignments or names, names)
+    if args.assignments:
+        parser.error("naming assignments needs --assign")
     with tempfile.TemporaryDirectory(prefix="release-") as tmp:
         generated = build_in_temporary_course(repo, names, Path(tmp))
         if args.check:

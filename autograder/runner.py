@@ -50,18 +50,13 @@ from nbgrader.preprocessors import (
     OverwriteKernelspec,
 )
 
-from autograder import trusted
+from autograder import diagnoses, trusted
 from autograder.budgets import BudgetExceeded, Budgets
 from autograder.hygiene import use_this_environment
 from autograder.inert import make_inert, safe_output
-from autograder.sandbox import (
-    STATE_DIR,
-    ExecutionResult,
-    Sandbox,
-    Worker,
-    load_config,
-    worker_log_dir,
-)
+from autograder.sandbox import STATE_DIR as STATE_DIR  # re-exported for older callers
+from autograder.sandbox import ExecutionResult, Sandbox, Worker, worker_log_dir
+from autograder.sandbox import load_config as load_config  # re-exported for older callers
 from autograder.submissions import SubmissionError, check_folder, check_student_id, read_file
 
 
@@ -399,8 +394,9 @@ class Grader:
         unknown = [a for a in wanted if a not in known]
         if unknown:
             raise SubmissionError(
-                f"not in the gradebook: {', '.join(unknown)}. Run `nbgrader generate_assignment` "
-                f"first. Known: {', '.join(sorted(known)) or 'none'}"
+                f"not in the gradebook: {', '.join(unknown)}. Run `make assign` first (it "
+                "records every assignment from solutions/ without touching exercises/). "
+                f"Known: {', '.join(sorted(known)) or 'none'}"
             )
         todo: list[Submission] = []
         skipped: list[Outcome] = []
@@ -637,7 +633,11 @@ class Grader:
         ]
         if unexecuted:
             return self.fail(sub, unexecuted)
+        checks: dict[str, list[dict[str, Any]]] = {}
         for prepared, result in zip(sub.notebooks, results, strict=True):
+            checks[prepared.notebook_id] = diagnoses.notebook_checks(
+                prepared.plan, prepared.notebook.cells, result.calls, sub.student
+            )
             cells = self.judged_cells(prepared, result, sub.student)
             sources = [prepared.notebook.cells[i].source for i in prepared.code_cells]
             record = {
@@ -658,6 +658,7 @@ class Grader:
                 key = (sub.student, sub.assignment, prepared.notebook_id)
                 InjectOutputs.executed.pop(key)
                 UseSanitized.sanitized.pop(key)
+        diagnoses.write_diagnoses(self.state, sub.assignment, sub.student, sub.fingerprint, checks)
         atomic_write_json(
             self.graded_marker(sub),
             {

@@ -76,3 +76,23 @@ def test_readme_launches_binder_on_the_first_lesson() -> None:
     match = re.search(r"\(https://mybinder\.org/v2/gh/[^)]*urlpath=lab/tree/([^)]+)\)", readme)
     assert match, "README has no Binder launch badge"
     assert (REPO / match[1]).is_file(), f"the badge opens {match[1]}, which does not exist"
+
+
+def test_requires_python_is_as_strict_as_every_pinned_package() -> None:
+    """pyproject's requires-python (checked by tools/check_python.py before pip runs)
+    admits no Python that a locked package refuses: its floor satisfies them all."""
+    import tomllib
+
+    from packaging.specifiers import SpecifierSet
+
+    spec = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"]
+    floor = next(c.version for c in SpecifierSet(spec) if c.operator == ">=")
+    refusing = {}
+    for line in (REPO / "constraints.txt").read_text().splitlines():
+        match = PIN.match(line.strip())
+        if not match:
+            continue
+        needs = importlib.metadata.metadata(match["name"]).get("Requires-Python")
+        if needs and floor not in SpecifierSet(needs):
+            refusing[match["name"]] = needs
+    assert not refusing, f"requires-python {spec} admits Pythons these refuse: {refusing}"

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Install the system packages the tests need, from Debian's packages:
 #   bubblewrap  the sandbox `autograder grade` runs submissions in
-#   chromium    the browser the JupyterLab tests drive (Playwright never downloads one)
-#   passwd      useradd/userdel: the sandbox corpus also grades as a user it creates
+#   chromium    the browser the JupyterLab and JupyterHub tests drive (Playwright never
+#               downloads one)
+#   postgresql  the server the PostgreSQL-gradebook test starts (initdb, pg_ctl)
+#   nodejs, npm configurable-http-proxy, JupyterHub's proxy (installed from npm by `make class`)
 set -euo pipefail
 missing=()
 command -v bwrap >/dev/null || missing+=(bubblewrap)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v useradd >/dev/null || missing+=(passwd)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+command -v npm >/dev/null || missing+=(nodejs npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" = 0 ]; then

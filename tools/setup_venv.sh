@@ -14,6 +14,9 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev
     exit 1
   fi
 fi
+# Refuse a Python the pins cannot install on (pyproject.toml's requires-python), before
+# pip backtracks into other versions or downloads the CUDA build of torch.
+"$python" "$(dirname "$0")/check_python.py" || exit 1
 if [ ! -x "$venv/bin/python" ]; then
   echo "Creating the virtual environment in $venv ..."
   "$python" -m venv "$venv"

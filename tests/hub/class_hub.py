@@ -1,0 +1,235 @@
+"""A real class on this machine for the end-to-end test: local users, `make class`'s hub.
+
+`ClassHub.start()` (as root) creates an instructor and students as local accounts with
+random passwords, a course owned by the instructor (one assignment, nbgrader's exchange
+in a temporary folder set through the course's untracked site_config.py), readies and
+releases the assignment as the instructor, and starts classroom/serve.py on free
+loopback ports. `stop()` stops the hub (which stops every user's server), deletes the
+accounts with their homes, and the folder.
+
+This machine's Python lives under /root, which other users cannot enter; a real class
+builds the venv from a Python every user can run (serve.py refuses otherwise). Here the
+hub, and every command run as a class member, run in a private mount namespace in which
+/root is passable and holds only that interpreter (`REACH_PYTHON`); nothing changes
+outside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+ASSIGNMENT = "03_a_neuron_by_hand"
+COURSE_ID = "backward-hubtest"
+
+REACH_PYTHON = """\
+set -e
+real="$1"; hold="$2"; shift 2
+mount --bind "$real" "$hold"
+mount -t tmpfs -o mode=0711 tmpfs /root
+mkdir -p "$real"
+mount --bind "$hold" "$real"
+exec "$@"
+"""
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def interpreter_home() -> Path | None:
+    """The Python installation under /root that others must reach (None: not needed)."""
+    real = Path(os.path.realpath(VENV_BIN / "python"))
+    if not str(real).startswith("/root/"):
+        return None
+    return real.parent.parent  # .../versions/3.11.7
+
+
+@dataclass
+class ClassHub:
+    root: Path
+    instructor: str
+    students: list[str]
+    passwords: dict[str, str] = field(default_factory=dict)
+    port: int = 0
+    process: subprocess.Popen[bytes] | None = None
+    created: list[str] = field(default_factory=list)  # accounts this run made (and removes)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def course(self) -> Path:
+        return self.root / "course"
+
+    @property
+    def exchange(self) -> Path:
+        return self.root / "exchange"
+
+    def wrap(self, command: list[str]) -> list[str]:
+        """`command` in a namespace where class members can run the venv's Python."""
+        home = interpreter_home()
+        if home is None:
+            return command
+        hold = self.root / "python-hold"
+        hold.mkdir(exist_ok=True)
+        script = self.root / "reach_python.sh"
+        script.write_text(REACH_PYTHON)
+        return [
+            "unshare", "--mount", "--propagation", "private",
+            "sh", str(script), str(home), str(hold), *command,
+        ]  # fmt: skip
+
+    def as_user(
+        self, user: str, *command: str, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """Run a command as `user` (login environment, the venv on PATH)."""
+        home = pwd.getpwnam(user).pw_dir
+        env = ["env", "-i", f"HOME={home}", f"USER={user}", f"PATH={VENV_BIN}:/usr/bin:/bin",
+               "LANG=C.UTF-8"]  # fmt: skip
+        full = self.wrap(["runuser", "-u", user, "--", *env, *command])
+        return subprocess.run(
+            full, cwd=cwd or self.course, capture_output=True, text=True, timeout=600
+        )
+
+    def check_as(self, user: str, *command: str) -> str:
+        done = self.as_user(user, *command)
+        assert done.returncode == 0, f"{' '.join(command)} as {user}:\n{done.stdout}\n{done.stderr}"
+        return done.stdout + done.stderr
+
+    @classmethod
+    def start(cls) -> ClassHub:
+        assert os.geteuid() == 0, "the class hub test runs as root (it creates users)"
+        root = Path(tempfile.mkdtemp(prefix="class-hub-"))
+        root.chmod(0o755)
+        tag = secrets.token_hex(2)
+        # the students are the sample class's: their numbers are drawn from their names,
+        # so their answered notebooks are right (or wrong) for them as for the sample class
+        hub = cls(root, f"bch{tag}-teacher", ["ada", "ben", "dee"])
+        try:
+            hub._create_users()
+            hub._create_course()
+            hub._start_hub()
+            hub._release()
+        except BaseException:
+            hub.stop()
+            raise
+        return hub
+
+    def _create_users(self) -> None:
+        for user in [self.instructor, *self.students]:
+            try:
+                pwd.getpwnam(user)
+            except KeyError:
+                pass
+            else:
+                raise RuntimeError(f"a local account {user!r} exists already: the test needs it")
+            subprocess.run(["useradd", "-m", "-s", "/bin/bash", user], check=True)
+            self.created.append(user)
+            self.passwords[user] = secrets.token_urlsafe(12)
+            subprocess.run(
+                ["chpasswd"], input=f"{user}:{self.passwords[user]}\n", text=True, check=True
+            )
+
+    def _create_course(self) -> None:
+        course = self.course
+        (course / "solutions").mkdir(parents=True)
+        shutil.copytree(REPO / "solutions" / ASSIGNMENT, course / "solutions" / ASSIGNMENT)
+        shutil.copy(REPO / "nbgrader_config.py", course)
+        (course / "site_config.py").write_text(
+            "c = get_config()\n"
+            f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
+            f"c.Exchange.root = {str(self.exchange)!r}\n"
+            f"c.Sandbox.cgroup_parent = {self.cgroup_name()!r}\n"
+        )
+        self._delegate_cgroups()
+        subprocess.run(["chown", "-R", self.instructor, str(course)], check=True)
+
+    def cgroup_name(self) -> str:
+        return f"/autograder-{self.instructor}"
+
+    def cgroup_dirs(self) -> list[Path]:
+        return [
+            Path("/sys/fs/cgroup") / c / self.cgroup_name()[1:] for c in ("memory", "pids", "cpu")
+        ]
+
+    def _delegate_cgroups(self) -> None:
+        """What an administrator does once for the grader's account (the sandbox's limits
+        per notebook need cgroups the grader may create): a subtree of their own."""
+        for folder in self.cgroup_dirs():
+            folder.mkdir(parents=True, exist_ok=True)
+            subprocess.run(["chown", "-R", self.instructor, str(folder)], check=True)
+
+    def _start_hub(self) -> None:
+        self.port = free_port()
+        log = open(self.root / "hub.log", "wb")  # noqa: SIM115 (closed with the process)
+        command = [
+            str(VENV_BIN / "python"), str(REPO / "classroom" / "serve.py"),
+            "--instructor", self.instructor, "--course-dir", str(self.course),
+            "--state", str(self.root / "state"), "--port", str(self.port),
+            "--hub-port", str(free_port()), "--proxy-api-port", str(free_port()),
+            "--users", *self.students,
+        ]  # fmt: skip
+        self.process = subprocess.Popen(
+            self.wrap(command), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        deadline = time.monotonic() + 120
+        while True:
+            assert self.process.poll() is None, f"the hub exited:\n{self.log()}"
+            try:
+                with urllib.request.urlopen(f"{self.url}/hub/login", timeout=5) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, f"the hub did not come up:\n{self.log()}"
+            time.sleep(0.5)
+
+    def _release(self) -> None:
+        """`make assign` and `nbgrader release_assignment`, as the instructor."""
+        python = str(VENV_BIN / "python")
+        self.check_as(self.instructor, python, "-m", "autograder.release", "--assign",
+                      "--repo", str(self.course), ASSIGNMENT)  # fmt: skip
+        self.check_as(self.instructor, "nbgrader", "release_assignment", ASSIGNMENT)
+
+    def log(self) -> str:
+        path = self.root / "hub.log"
+        return path.read_text(errors="replace")[-6000:] if path.exists() else ""
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)  # the hub stops its users' servers
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        for user in self.created:
+            for _ in range(20):
+                done = subprocess.run(["userdel", "-r", user], capture_output=True, text=True)
+                if done.returncode in (0, 6):  # deleted, or never created
+                    break
+                time.sleep(0.5)  # a process of theirs is still exiting
+        for folder in self.cgroup_dirs():  # cgroups are removed leaves first, with rmdir
+            for child in sorted(folder.glob("**/"), key=lambda p: -len(p.parts)):
+                with contextlib.suppress(OSError):
+                    child.rmdir()
+        shutil.rmtree(self.root, ignore_errors=True)

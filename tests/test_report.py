@@ -1,0 +1,131 @@
+"""`autograder report` on the sample class, graded for real by `autograder grade`.
+
+The expected counts come from the sample class's profiles (instructor/sample_class/
+README.md, the slips stated in tools/make_sample_class.py) and its answer key
+(expected_grades.csv), not from the report code: in 03_a_neuron_by_hand ada, cyd and fay
+are right everywhere; ben (factor 2 dropped) and eve (autograd) miss dL_da, dL_dh, dL_dw
+and dL_db; dee submits the release untouched. fay did not submit 06. (gus, whose right
+answers depend on numeric coincidences, is left out.)
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.report import NO_DIAGNOSIS, build
+from autograder.runner import Grader
+from autograder.sample_class import expected_scores, make_course, submit_sample_class
+from autograder.trusted import givens_for
+
+pytestmark = [pytest.mark.nbgrader, pytest.mark.sandbox]
+
+A03 = "03_a_neuron_by_hand"
+A06 = "06_one_backward_every_parameter"
+STUDENTS = ["ada", "ben", "cyd", "dee", "eve", "fay"]
+CHAIN = ["dL_da", "dL_dh", "dL_dw", "dL_db"]  # ben and eve wrong, for different reasons
+LOCAL = ["h", "a", "L", "da_dh", "dh_dw", "dh_db"]  # only dee wrong
+WRITTEN = "why_dw_and_db_differ"
+
+
+def autograder(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    command = [str(Path(sys.executable).parent / "autograder"), *map(str, args)]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=os.environ)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = make_course(tmp_path_factory.mktemp("report") / "course", [A03, A06])
+    submit_sample_class(root, [A03, A06], STUDENTS)
+    nothing = autograder("report", cwd=root)
+    assert nothing.returncode == 1 and "nothing is graded" in nothing.stderr
+    outcomes = list(Grader(root, jobs=2).run())
+    assert [o.status for o in outcomes] == ["graded"] * 11, [o.reasons for o in outcomes]
+    return root
+
+
+def test_share_right_per_part(course: Path) -> None:
+    parts = {p.name: p for p in build(course, A03).parts}
+    assert sorted(parts) == sorted(f"correct_{n}" for n in CHAIN + LOCAL) + [WRITTEN]
+    for name in LOCAL:
+        assert (parts[f"correct_{name}"].submitted, parts[f"correct_{name}"].right) == (6, 5)
+    for name in CHAIN:
+        assert (parts[f"correct_{name}"].submitted, parts[f"correct_{name}"].right) == (6, 3)
+    written = parts[WRITTEN]  # five answered it, to be graded by hand; dee left the stub
+    assert (written.submitted, written.right, written.ungraded) == (6, 0, 5)
+
+
+def test_mistakes_by_kind_with_counts_and_examples(course: Path) -> None:
+    parts = {p.name: p for p in build(course, A03).parts}
+    # dee's untouched release: one kind, the same on all ten code parts
+    dee_kinds = {m.kind for n in LOCAL for m in parts[f"correct_{n}"].mistakes}
+    assert len(dee_kinds) == 1
+    for name in LOCAL:
+        assert [(m.kind, m.count) for m in parts[f"correct_{name}"].mistakes] == [
+            (next(iter(dee_kinds)), 1)
+        ]
+    # ben's and eve's mistakes are two further kinds, one learner each, on every chain part
+    for name in CHAIN:
+        mistakes = parts[f"correct_{name}"].mistakes
+        assert sorted(m.count for m in mistakes) == [1, 1, 1]
+        assert len({m.kind for m in mistakes}) == 3 and dee_kinds < {m.kind for m in mistakes}
+    # ben: dL_da = a - y, with his own numbers (drawn from his name)
+    given = givens_for(A03, "ben")
+    a = max(given["w"] * given["x"] + given["b"], 0.0)
+    examples = [m.example for m in parts["correct_dL_da"].mistakes]
+    assert f"dL_da = {a - given['y']:.1f}" in examples, examples
+    assert parts[WRITTEN].mistakes == []
+
+
+def test_without_stored_diagnoses_every_wrong_part_still_counts(
+    course: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "course"
+    shutil.copytree(course, copy)
+    shutil.rmtree(copy / ".autograder" / "diagnoses")
+    parts = {p.name: p for p in build(copy, A03).parts}
+    for name in CHAIN:
+        assert [(m.kind, m.count) for m in parts[f"correct_{name}"].mistakes] == [(NO_DIAGNOSIS, 3)]
+
+
+def test_course_progress_per_student(course: Path) -> None:
+    expected = expected_scores()
+    report = build(course)
+    rows = {row.student: row for row in report.progress}
+    assert sorted(rows) == STUDENTS
+    for student in STUDENTS:
+        want = expected[(student, A03)] + expected[(student, A06)]
+        assert rows[student].total == want
+        assert rows[student].max_total == 11 + 7
+    assert rows["fay"].scores[A06] is None  # not submitted
+    assert rows["ada"].scores == {A03: 10, A06: 6}
+
+
+def test_command_writes_html_with_plots_and_csv(course: Path) -> None:
+    result = autograder("report", A03, cwd=course)
+    assert result.returncode == 0, result.stderr
+    out = course / "reports"
+    page = (out / f"{A03}.html").read_text()
+    images = page.count("src='data:image/png;base64,")
+    assert images == 3  # share right, mistakes by kind, progress
+    first = page.split("src='data:image/png;base64,")[1].split("'")[0]
+    assert base64.b64decode(first).startswith(b"\x89PNG")
+    with open(out / f"{A03}.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    dl_da = [r for r in rows if r["part"] == "correct_dL_da"]
+    assert len(dl_da) == 3 and {r["right"] for r in dl_da} == {"3"}
+    assert sum(int(r["mistakes"]) for r in rows) == 4 * 3 + 6 * 1
+    with open(out / f"{A03}_progress.csv", newline="") as handle:
+        progress = {r["student"]: r for r in csv.DictReader(handle)}
+    assert (
+        progress["fay"][A06] == "" and progress["ben"]["total"] == "9"
+    )  # 6 + 3: progress spans the course
+    unknown = autograder("report", "99_nope", cwd=course)
+    assert unknown.returncode == 2 and "not in the gradebook" in unknown.stderr
