@@ -569,7 +569,7 @@ def build(base: Path) -> dict[str, Any]:
 
 
 def release(course: Path, name: str) -> Any:
-    return nbformat.read(course / "release" / name / f"{name}.ipynb", 4)
+    return nbformat.read(course / "exercises" / name / f"{name}.ipynb", 4)
 
 
 def submit(course: Path, paths: dict[str, str]) -> dict[tuple[str, str], Any]:
