@@ -359,7 +359,7 @@ def html_payloads(hand: Any) -> Any:
         f"display(Javascript({PAYLOAD!r}))\n"
         f"display({{'image/svg+xml': {svg!r}, 'text/html': {script!r}}}, raw=True)",
     )
-    cell_with(nb, "why_dw_is_twice_db").source = (
+    cell_with(nb, "why_dw_and_db_differ").source = (
         f'<img src=x onerror="{PAYLOAD}"> and <script>{PAYLOAD}</script> '
         f"[click](javascript:{PAYLOAD})"
     )
@@ -856,7 +856,7 @@ def test_learner_content_is_inert(graded: dict[str, Any]) -> None:
     shown = json.dumps(first_answer_outputs(nb))
     assert "IPython.core.display.HTML object" in shown  # the payloads did run, as text
     assert "image/svg+xml, text/html not kept by the grader" in shown
-    answer = cell_with(nb, "why_dw_is_twice_db").source
+    answer = cell_with(nb, "why_dw_and_db_differ").source
     assert "<img" not in answer and "<script" not in answer and "javascript:" not in answer
     assert "widgets" not in nb.metadata
 
