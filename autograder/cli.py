@@ -10,8 +10,19 @@ import sys
 import time
 from pathlib import Path
 
-from autograder.hygiene import use_this_environment
-from autograder.sandbox import Sandbox, SandboxUnavailable, check_sandbox
+# jsonschema (under nbformat) imports this optional checker of the "iri" format, which
+# compiles a grammar at import: over a second of every command's start-up. No notebook
+# schema uses that format, so the command goes without it.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+
+from autograder.sandbox import (  # noqa: E402
+    Sandbox,
+    SandboxUnavailable,
+    Worker,
+    check_sandbox,
+    load_config,
+    worker_log_dir,
+)
 
 DESCRIPTION = """\
 Autograde every submission under submitted/ of an nbgrader course, in parallel and
@@ -63,6 +74,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     grade.add_argument("--seed", type=int, help="fix the random cases of code exercises")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    serve = commands.add_parser(
+        "serve",
+        help="a warm grading service: grade each new submission as it arrives",
+        description="Keep sandboxed workers warm and grade every new or changed submission "
+        "under submitted/ within seconds (collect them there as usual). Ctrl-C stops.",
+    )
+    serve.add_argument("assignments", nargs="*", metavar="ASSIGNMENT", help="default: every one")
+    serve.add_argument("--course-dir", type=Path, default=Path.cwd(), help="(default: .)")
+    serve.add_argument("-j", "--jobs", type=int, default=1, help="warm workers (default 1)")
+    serve.add_argument("--interval", type=float, default=0.25, help="seconds between looks")
+    serve.add_argument(
+        "--release-feedback",
+        action="store_true",
+        help="after grading, generate and release the learner's feedback (nbgrader's)",
+    )
+    serve.add_argument("--no-sandbox", action="store_true", help="UNSAFE, as for grade")
     report = commands.add_parser(
         "report",
         help="class analytics: share right per part, common mistakes, progress (HTML + CSV)",
@@ -98,8 +125,6 @@ def report(args: argparse.Namespace) -> int:
 
 def course_problem(course: Path) -> str | None:
     """Why `course` is not a course folder autograder can grade (None: it is one)."""
-    from autograder.runner import load_config
-
     if not (course / "nbgrader_config.py").is_file():
         return (
             f"{course} is not an nbgrader course folder (no nbgrader_config.py): run in the "
@@ -114,34 +139,56 @@ def course_problem(course: Path) -> str | None:
     return None
 
 
-def grade(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from autograder.runner import Grader, load_config
-    from autograder.submissions import SubmissionError
-
-    course = args.course_dir.resolve()
+def checked_sandbox(args: argparse.Namespace, course: Path) -> Sandbox | None:
+    """The course's sandbox, checked (None: an error was printed; exit status 2)."""
     if not course.is_dir():
         print(f"error: course directory {course} does not exist", file=sys.stderr)
-        return 2
+        return None
     if args.jobs < 1:
         print("error: --jobs must be at least 1", file=sys.stderr)
-        return 2
+        return None
     problem = course_problem(course)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
-        return 2
+        return None
+    sandbox = Sandbox(config=load_config(course))
     if args.no_sandbox:
+        sandbox.enabled = False
         print(
             "warning: --no-sandbox: submissions run as you, with your files and network.",
             file=sys.stderr,
         )
     else:
         try:
-            check_sandbox(Sandbox(config=load_config(course)))
+            check_sandbox(sandbox)
         except SandboxUnavailable as error:
             print(f"error: refusing to grade: {error}", file=sys.stderr)
-            return 2
+            return None
+    return sandbox
+
+
+def grade(args: argparse.Namespace) -> int:
+    course = args.course_dir.resolve()
+    sandbox = checked_sandbox(args, course)
+    if sandbox is None:
+        return 2
+    # The first worker (bubblewrap, Python, `import torch`: seconds) starts now, while
+    # nbgrader is imported and the submissions are discovered and prepared.
+    first = Worker(sandbox, worker_log_dir(course))
+    first.start_soon()
+    try:
+        return grade_with(args, course, first)
+    finally:
+        first.stop(now=True)  # normally stopped already, with the grader's workers
+
+
+def grade_with(args: argparse.Namespace, course: Path, first: Worker) -> int:
+    """Grade with `first` as the first worker; the exit status."""
+    from tqdm import tqdm
+
+    from autograder.runner import Grader
+    from autograder.submissions import SubmissionError
+
     logging.getLogger("traitlets").setLevel(logging.ERROR)
     grader = Grader(
         course,
@@ -151,6 +198,7 @@ def grade(args: argparse.Namespace) -> int:
         sandbox=not args.no_sandbox,
         force=args.force,
         seed=args.seed,
+        workers=[first],
     )
     started = time.monotonic()
     counts = {"graded": 0, "failed": 0, "skipped": 0}
@@ -173,6 +221,7 @@ def grade(args: argparse.Namespace) -> int:
             bar.update(1)
         bar.close()
     except SubmissionError as error:
+        grader.close(now=True)
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -209,9 +258,14 @@ def grade(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    use_this_environment()
     if args.command == "grade":
         return grade(args)
+    if args.command == "serve":
+        from autograder.service import serve
+
+        course = args.course_dir.resolve()
+        sandbox = checked_sandbox(args, course)
+        return 2 if sandbox is None else serve(args, course, sandbox)
     if args.command == "report":
         return report(args)
     parser.print_help()

@@ -24,6 +24,7 @@ import hashlib
 import json
 import logging
 import os
+import queue
 import random
 import secrets
 import threading
@@ -48,17 +49,15 @@ from nbgrader.preprocessors import (
     OverwriteCells,
     OverwriteKernelspec,
 )
-from traitlets.config import Config
-from traitlets.config.loader import PyFileConfigLoader
 
 from autograder import diagnoses, trusted
 from autograder.budgets import BudgetExceeded, Budgets
 from autograder.hygiene import use_this_environment
 from autograder.inert import make_inert, safe_output
-from autograder.sandbox import ExecutionResult, Sandbox, Worker
+from autograder.sandbox import STATE_DIR as STATE_DIR  # re-exported for older callers
+from autograder.sandbox import ExecutionResult, Sandbox, Worker, worker_log_dir
+from autograder.sandbox import load_config as load_config  # re-exported for older callers
 from autograder.submissions import SubmissionError, check_folder, check_student_id, read_file
-
-STATE_DIR = ".autograder"
 
 
 @dataclass
@@ -100,15 +99,11 @@ class Outcome:
     seconds: float = 0.0
 
 
-def load_config(course_dir: Path) -> Config:
-    """The course's nbgrader configuration, rooted at `course_dir`."""
-    config = Config()
-    if (course_dir / "nbgrader_config.py").exists():
-        config = PyFileConfigLoader("nbgrader_config.py", path=str(course_dir)).load_config()
-    config.CourseDirectory.root = str(course_dir)
-    if "db_url" not in config.CourseDirectory:
-        config.CourseDirectory.db_url = f"sqlite:///{course_dir / 'gradebook.db'}"
-    return config
+def import_judge_and_recorder() -> None:
+    """Import what judging and recording need (PyTorch for the reference values, nbgrader's
+    Autograde converter), in a background thread while the first notebooks run."""
+    import nbgrader.converters  # noqa: F401
+    import torch  # noqa: F401
 
 
 def atomic_write_json(path: Path, data: Any) -> None:
@@ -351,7 +346,12 @@ class Grader:
         force: bool = False,
         seed: int | None = None,
         log: logging.Logger | None = None,
+        workers: list[Worker] | None = None,
+        persistent: bool = False,
     ) -> None:
+        """`workers`: already spawned (`Worker.start_soon`) with this course's sandbox.
+        `persistent`: workers and their threads outlive each `run` (a grading service);
+        `close` stops them."""
         use_this_environment()
         self.course_dir = course_dir.resolve()
         self.config = load_config(self.course_dir)
@@ -367,11 +367,17 @@ class Grader:
         self.rng = random.Random(seed if seed is not None else secrets.randbits(64))
         self.state = self.course_dir / STATE_DIR
         self.log = log or logging.getLogger("autograder")
-        self._local = threading.local()
+        self._idle: queue.SimpleQueue[Worker] = queue.SimpleQueue()
         self._workers: list[Worker] = []
         self._discovered: tuple[list[Submission], list[Outcome]] | None = None
         self._workers_lock = threading.Lock()
+        for worker in workers or []:
+            self._workers.append(worker)
+            self._idle.put(worker)
         self.stop_requested = threading.Event()  # set on Ctrl-C: finish the current record
+        self.persistent = persistent
+        self._attempted: dict[str, str] = {}  # persistent: submission -> fingerprint tried
+        self._pool: ThreadPoolExecutor | None = None
 
     # -------------------------------------------------------------- discovery
 
@@ -425,6 +431,8 @@ class Grader:
                 except SubmissionError as error:
                     skipped.append(Outcome(sub, "failed", [str(error)]))
                     continue
+                if self.persistent and self._attempted.get(sub.key) == sub.fingerprint:
+                    continue  # tried in this service already: only a new version is tried
                 if not self.force and self.already_graded(sub):
                     skipped.append(Outcome(sub, "skipped"))
                 else:
@@ -508,24 +516,40 @@ class Grader:
                 f"found {found} (rename the notebook and run again)"
             )
 
-    def worker(self) -> Worker:
-        worker: Worker | None = getattr(self._local, "worker", None)
-        if worker is None:
-            worker = Worker(self.sandbox, self.state / "logs")
-            self._local.worker = worker
+    def warm_up(self, count: int = 1) -> None:
+        """Start workers in the background until `count` (at most `jobs`) exist, so their
+        start-up overlaps discovery and preparation."""
+        with self._workers_lock:
+            missing = min(count, self.jobs) - len(self._workers)
+            for _ in range(max(0, missing)):
+                worker = Worker(self.sandbox, worker_log_dir(self.course_dir))
+                worker.start_soon()
+                self._workers.append(worker)
+                self._idle.put(worker)
+
+    def take_worker(self) -> Worker:
+        """An idle worker (a new one if none is idle; at most `jobs` pool threads ask)."""
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            worker = Worker(self.sandbox, worker_log_dir(self.course_dir))
             with self._workers_lock:
                 self._workers.append(worker)
-        return worker
+            return worker
 
-    def execute(self, prepared: PreparedNotebook, student: str) -> ExecutionResult:
-        """Run one notebook in this thread's sandboxed worker."""
+    def execute(self, worker: Worker, prepared: PreparedNotebook, student: str) -> ExecutionResult:
+        """Run one notebook in a sandboxed worker."""
         sources = [prepared.notebook.cells[i].source for i in prepared.code_cells]
         calls = trusted.function_calls(prepared.plan)
-        return self.worker().execute(sources, calls, prepared.givens, student)
+        return worker.execute(sources, calls, prepared.givens, student)
 
     def execute_all(self, sub: Submission) -> list[ExecutionResult]:
-        """Run every notebook of a submission (in a pool thread)."""
-        return [self.execute(prepared, sub.student) for prepared in sub.notebooks]
+        """Run every notebook of a submission (in a pool thread, on one worker)."""
+        worker = self.take_worker()
+        try:
+            return [self.execute(worker, prepared, sub.student) for prepared in sub.notebooks]
+        finally:
+            self._idle.put(worker)
 
     def judged_cells(
         self, prepared: PreparedNotebook, result: ExecutionResult, student: str
@@ -657,9 +681,15 @@ class Grader:
         self._discovered = None
         yield from skipped
         if not todo:
+            if not self.persistent:
+                self.close()  # a worker warmed up before discovery is not needed
             return
+        self.warm_up(min(len(todo), self.jobs))
+        threading.Thread(target=import_judge_and_recorder, name="imports", daemon=True).start()
         notebooks = self.known_assignments()
-        pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="grade")
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="grade")
+        pool = self._pool
         pending: deque[tuple[Submission, Future[list[ExecutionResult]]]] = deque()
         try:
             # Prepare and hand out one submission at a time, recording finished ones in
@@ -667,6 +697,7 @@ class Grader:
             for sub in todo:
                 if self.stop_requested.is_set():
                     break
+                self._attempted[sub.key] = sub.fingerprint
                 try:
                     self.prepare(sub, notebooks[sub.assignment])
                 except Exception as error:  # a broken submission fails alone
@@ -682,8 +713,8 @@ class Grader:
         finally:
             if self.stop_requested.is_set():
                 self.close(now=True)  # running notebooks end now; nothing unrecorded is marked
-            pool.shutdown(wait=True, cancel_futures=True)
-            self.close()
+            if not self.persistent or self.stop_requested.is_set():
+                self.close()
 
     def record_outcome(self, sub: Submission, future: Future[list[ExecutionResult]]) -> Outcome:
         """Judge and record one submission; any failure is that submission's alone."""
@@ -700,10 +731,19 @@ class Grader:
         return Outcome(sub, "failed", reasons + sub.notes)
 
     def close(self, now: bool = False) -> None:
+        """Stop every worker (idle by now, or `now`: Ctrl-C, running notebooks end)."""
+        if self._pool is not None:
+            if now:
+                with self._workers_lock:
+                    for worker in self._workers:
+                        worker.stop(now=True)  # running notebooks end now
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
         with self._workers_lock:
             for worker in self._workers:
-                worker.stop(now)
+                worker.stop(now=True)  # idle fork servers: nothing to finish
             self._workers.clear()
+            self._idle = queue.SimpleQueue()
 
     def total(self) -> int:
         """How many submissions `run` will yield (for the progress bar); the next `run`

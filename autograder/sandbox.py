@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from traitlets import Bool, Float, Int, Unicode
-from traitlets.config import Configurable
+from traitlets.config import Config, Configurable
+from traitlets.config.loader import PyFileConfigLoader
 
 from autograder.framing import FrameError, read_frame, write_frame
 
@@ -50,7 +51,25 @@ WORKER_FILES = ("execution.py", "framing.py", "confine.py", "value_build.py")  #
 INSIDE_PACKAGES = "/opt/autograder"  # on PYTHONPATH in the sandbox
 INSIDE_CGROUP = "/run/cgroup"  # where the notebook group's cgroup.procs files appear
 WORKER_TMP_MB = 32
+STATE_DIR = ".autograder"  # the grader's own state in the course folder (markers, logs)
 _GROUP_IDS = count()
+
+
+def load_config(course_dir: Path) -> Config:
+    """The course's nbgrader configuration, rooted at `course_dir` (the sandbox's limits
+    are in it, so a worker can be started before nbgrader itself is imported)."""
+    config = Config()
+    if (course_dir / "nbgrader_config.py").exists():
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(course_dir)).load_config()
+    config.CourseDirectory.root = str(course_dir)
+    if "db_url" not in config.CourseDirectory:
+        config.CourseDirectory.db_url = f"sqlite:///{course_dir / 'gradebook.db'}"
+    return config
+
+
+def worker_log_dir(course_dir: Path) -> Path:
+    """Where the execution workers of a course write their stderr."""
+    return course_dir / STATE_DIR / "logs"
 
 
 class SandboxUnavailable(RuntimeError):
@@ -406,9 +425,32 @@ class Worker:
         self.process: subprocess.Popen[bytes] | None = None
         self.groups: NotebookGroups | None = None
         self.log_path = log_dir / f"worker-{os.getpid()}-{id(self)}.log"
+        self._starting = False  # spawned, its "ready" not read yet
+
+    def start_soon(self) -> None:
+        """Spawn the worker without waiting; the next `execute` waits for it to be ready.
+
+        The grader calls this before discovering and preparing submissions, so the
+        worker's fixed start-up (bubblewrap, Python, `import torch`) overlaps that work.
+        It spawns in the calling thread: the sandbox dies with the thread that started it
+        (PR_SET_PDEATHSIG), so that thread must outlive the worker (the main thread does).
+        """
+        if self.process is None and not self._starting:
+            try:
+                self.spawn()
+            except SandboxUnavailable:
+                self.stop()
+                return  # `execute` starts afresh and reports why
+            self._starting = True
 
     def start(self) -> None:
         """Start the worker and wait until it has imported torch and is ready."""
+        self.spawn()
+        self.wait_ready()
+
+    def spawn(self) -> None:
+        """Start the worker process (SandboxUnavailable if that cannot be done)."""
+        self._starting = False
         python = str(Path(sys.prefix) / "bin" / "python")
         identity = Identity()
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -447,6 +489,10 @@ class Worker:
                 )
         except OSError as error:
             raise SandboxUnavailable(f"cannot start the execution worker: {error}") from None
+
+    def wait_ready(self) -> None:
+        """Wait until the spawned worker has imported torch (SandboxUnavailable if not)."""
+        self._starting = False
         ready = self._read(deadline=time.monotonic() + 120)
         if ready is None or ready.get("event") != "ready":
             self.stop()
@@ -474,6 +520,11 @@ class Worker:
         learner: str = "",
     ) -> ExecutionResult:
         """Run the code cells of one notebook; never raises for anything the notebook does."""
+        if self._starting:
+            try:
+                self.wait_ready()
+            except SandboxUnavailable as error:
+                return ExecutionResult("unavailable", str(error))
         if self.process is None or self.process.poll() is not None:
             try:
                 self.start()
@@ -521,6 +572,7 @@ class Worker:
 
     def stop(self, now: bool = False) -> None:
         """Stop the worker (it is restarted by the next execute); `now`: kill it at once."""
+        self._starting = False
         if self.process is not None:
             try:
                 if now:
