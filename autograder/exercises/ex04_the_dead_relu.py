@@ -88,7 +88,7 @@ SPEC = ExerciseSpec(
             "leaky_L",
             "L (LeakyReLU)",
             "forward",
-            "L = (a - y)² with the leaky a; keep all the digits.",
+            "L = (a - y)² with the leaky a; write the arithmetic, not a rounded number.",
             "(a − y)² with the leaky a",
             of=("leaky_L",),
             solution="(leaky_a - y) ** 2",
