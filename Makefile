@@ -31,14 +31,17 @@ test: $(STAMP) system axe classroom/node_modules lint typecheck  ## set up every
 	$(BIN)/python -m autograder.spec_docs --check
 	$(BIN)/python -m autograder.release --check
 	$(BIN)/python -m autograder.hygiene --check course/*.ipynb solutions/*/*.ipynb exercises/*/*.ipynb
-	$(BIN)/pytest tests
+	$(BIN)/pytest tests --ignore=tests/hub
+	@# the hub test drives its own Playwright: one sync Playwright per process
+	$(BIN)/pytest tests/hub
 	$(MAKE) --no-print-directory notebooks
 
 unit: $(STAMP)  ## the test suite without the browser tests
 	$(BIN)/pytest tests --ignore=tests/browser --ignore=tests/hub
 
 browser: $(STAMP) system axe classroom/node_modules  ## the JupyterLab and JupyterHub tests in Debian's Chromium
-	$(BIN)/pytest tests/browser tests/hub -m browser
+	$(BIN)/pytest tests/browser -m browser
+	$(BIN)/pytest tests/hub -m browser
 
 notebooks: $(STAMP)  ## execute every notebook with nbval (lessons: outputs compared)
 	$(BIN)/pytest -p no:cacheprovider --nbval course --nbval-sanitize-with tests/nbval_sanitize.cfg
