@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -24,20 +25,14 @@ from autograder.spec import (
 from autograder.spec_engine import SpecError, Tape, compute
 
 LEARNERS = [f"learner-{i}" for i in range(200)]
+REPO = Path(__file__).resolve().parent.parent
 
 
-def test_the_exercises_are_the_nine_lessons() -> None:
-    assert EXERCISES == (
-        "01_what_a_gradient_is",
-        "02_the_computation_graph",
-        "03_a_neuron_by_hand",
-        "04_the_dead_relu",
-        "05_three_mechanics",
-        "06_one_backward_every_parameter",
-        "07_try_it",
-        "08_when_backward_complains",
-        "09_autograd_by_hand",
-    )
+def test_the_exercises_are_the_lessons() -> None:
+    """One exercise per lesson in course/, with the lesson's name, in the same order."""
+    lessons = tuple(sorted(p.stem for p in (REPO / "course").glob("[0-9][0-9]_*.ipynb")))
+    assert len(lessons) == 9
+    assert lessons == EXERCISES
 
 
 @pytest.mark.parametrize("exercise", EXERCISES)
