@@ -43,6 +43,27 @@ exit status: 0 all graded, 1 some submissions failed (see the summary), 2 usage 
 limits (memory, time, processes, output) are set in nbgrader_config.py: c.Sandbox.memory_mb = ...
 """
 
+SERVE_DESCRIPTION = """\
+A warm grading service for the class machine: sandboxed workers start once and stay warm.
+Every --interval seconds it collects new submissions from the course's nbgrader exchange
+(c.Exchange.root, c.CourseDirectory.course_id) into submitted/, as `nbgrader collect
+--update` would (the newest per student and assignment, only if newer than what is
+collected), refusing with the reason any inbound folder that holds links, special files,
+unsafe names or too much, or that is not owned by the student it names (unless
+c.ExchangeCollect.check_owner = False); then it grades every new or changed submission
+under submitted/ within seconds, into the gradebook, as `autograder grade` does.
+"""
+
+SERVE_EPILOG = """\
+examples:
+  autograder serve                          collect and grade every assignment
+  autograder serve --release-feedback       ...and release each learner's feedback
+  autograder serve 03_a_neuron_by_hand      one assignment only
+
+run it as the instructor (who owns the course folder and can read the exchange).
+exit status: 0 stopped by Ctrl-C or SIGTERM, 2 usage error or nothing to collect from.
+"""
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="autograder", description=DESCRIPTION)
@@ -76,9 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
     serve = commands.add_parser(
         "serve",
-        help="a warm grading service: grade each new submission as it arrives",
-        description="Keep sandboxed workers warm and grade every new or changed submission "
-        "under submitted/ within seconds (collect them there as usual). Ctrl-C stops.",
+        help="a warm grading service: collect and grade each submission as it arrives",
+        description=SERVE_DESCRIPTION,
+        epilog=SERVE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     serve.add_argument("assignments", nargs="*", metavar="ASSIGNMENT", help="default: every one")
     serve.add_argument("--course-dir", type=Path, default=Path.cwd(), help="(default: .)")
@@ -88,6 +110,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--release-feedback",
         action="store_true",
         help="after grading, generate and release the learner's feedback (nbgrader's)",
+    )
+    serve.add_argument(
+        "--no-collect",
+        action="store_true",
+        help="grade only what is put in submitted/ (e.g. by `nbgrader collect`)",
     )
     serve.add_argument("--no-sandbox", action="store_true", help="UNSAFE, as for grade")
     report = commands.add_parser(

@@ -1,16 +1,20 @@
 """`autograder serve`: a warm grading service that grades each submission as it arrives.
 
-The sandboxed workers start once (bubblewrap, Python, `import torch`) and stay warm; the
-service looks at submitted/ every `--interval` seconds and grades what is new or changed
-with the same `Grader` as `autograder grade` (same sandbox, same gradebook records). A
-submission is tried once per version: one that fails is not retried until it changes.
-With `--release-feedback`, each graded submission's feedback is generated and released
-with nbgrader's own commands, in the background.
+The sandboxed workers start once (bubblewrap, Python, `import torch`) and stay warm. Every
+`--interval` seconds the service collects what students handed in with `nbgrader submit`
+(or the Assignments tab) from the course's exchange into submitted/ (`autograder.collect`:
+`nbgrader collect --update`'s rules, refusing unsafe folders), then grades what is new or
+changed under submitted/ with the same `Grader` as `autograder grade` (same sandbox, same
+gradebook records). A submission is tried once per version: one that fails is not retried
+until it changes. With `--release-feedback`, each graded submission's feedback is
+generated and released with nbgrader's own commands, one at a time in the background, and
+checked to be in the exchange where `nbgrader fetch_feedback` looks.
 """
 
 from __future__ import annotations
 
 import argparse
+import queue
 import signal
 import subprocess
 import sys
@@ -19,7 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autograder.sandbox import Sandbox, Worker, worker_log_dir
+from autograder.collect import ExchangeCollector
+from autograder.sandbox import Sandbox, Worker, load_config, worker_log_dir
 
 
 def submitted_at(folder: Path) -> float:
@@ -29,9 +34,31 @@ def submitted_at(folder: Path) -> float:
     return max(times, default=time.time())
 
 
-def release_feedback(course: Path, assignment: str, student: str) -> None:
-    """Generate and release one learner's feedback with nbgrader (prints the outcome)."""
+def released_pages(collector: ExchangeCollector, assignment: str, student: str) -> int:
+    """How many of the learner's feedback pages are in the exchange as generated; raises
+    RuntimeError naming one that is missing or differs."""
+    from nbgrader.utils import notebook_hash
+
+    coursedir = collector.coursedir
+    folder = Path(coursedir.format_path(coursedir.feedback_directory, student, assignment))
+    pages = sorted(folder.glob("*.html"))
+    if not pages:
+        raise RuntimeError(f"no feedback page in {folder}")
+    secret = (folder / "submission_secret.txt").read_text()
+    outbound = collector.inbound.parent / "feedback"
+    for page in pages:
+        released = outbound / f"{notebook_hash(secret=secret, notebook_id=page.stem)}.html"
+        if not released.is_file() or released.read_bytes() != page.read_bytes():
+            raise RuntimeError(f"{page.name} is not in the exchange ({released})")
+    return len(pages)
+
+
+def release_feedback(
+    course: Path, collector: ExchangeCollector, assignment: str, student: str, since: float
+) -> None:
+    """Generate and release one learner's feedback with nbgrader; print the outcome."""
     nbgrader = str(Path(sys.executable).parent / "nbgrader")
+    key = f"{student}/{assignment}"
     for step in ("generate_feedback", "release_feedback"):
         result = subprocess.run(
             [nbgrader, step, assignment, "--student", student, "--force"],
@@ -40,10 +67,46 @@ def release_feedback(course: Path, assignment: str, student: str) -> None:
             text=True,
         )
         if result.returncode != 0:
-            tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no output"]
-            print(f"  feedback {student}/{assignment}: {step} failed: {tail[0]}", flush=True)
+            lines = (result.stderr or result.stdout).strip().splitlines()
+            errors = [line for line in lines if "ERROR" in line or "CRITICAL" in line]
+            reason = (errors or lines or [f"exit status {result.returncode}"])[-1]
+            print(f"FAILED feedback {key}: {step}: {reason}", flush=True)
             return
-    print(f"  feedback {student}/{assignment}: released", flush=True)
+    try:
+        pages = released_pages(collector, assignment, student)
+    except (OSError, RuntimeError) as error:
+        print(f"FAILED feedback {key}: released, but {error}", flush=True)
+        return
+    after = time.time() - since
+    print(f"feedback {key}: released {pages} page(s) {after:.2f} s after submission", flush=True)
+
+
+class FeedbackReleaser:
+    """Releases feedback one learner at a time in a background thread (nbgrader's
+    commands on one submission must not overlap)."""
+
+    def __init__(self, course: Path, collector: ExchangeCollector) -> None:
+        self.course, self.collector = course, collector
+        self.jobs: queue.Queue[tuple[str, str, float] | None] = queue.Queue()
+        self.thread = threading.Thread(target=self._run, name="feedback", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while (job := self.jobs.get()) is not None:
+            assignment, student, since = job
+            try:
+                release_feedback(self.course, self.collector, assignment, student, since)
+            except Exception as error:  # the service goes on; the failure is shown
+                key = f"{student}/{assignment}"
+                print(f"FAILED feedback {key}: {type(error).__name__}: {error}", flush=True)
+
+    def add(self, assignment: str, student: str, since: float) -> None:
+        self.jobs.put((assignment, student, since))
+
+    def close(self) -> None:
+        """Finish what is queued, then stop."""
+        self.jobs.put(None)
+        self.thread.join()
 
 
 def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
@@ -66,27 +129,35 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
         workers=workers,
         persistent=True,
     )
-    feedback: list[threading.Thread] = []
-    print(f"serving {course}: grading new submissions (Ctrl-C stops)", flush=True)
+    collector = ExchangeCollector(
+        load_config(course), lambda: set(grader.known_assignments()), args.assignments
+    )
+    problem = None if args.no_collect else collector.problem()
+    if problem:
+        grader.close(now=True)
+        print(f"error: cannot collect from the exchange: {problem} (or --no-collect)")
+        return 2
+    feedback = FeedbackReleaser(course, collector) if args.release_feedback else None
+    source = "submitted/" if args.no_collect else f"{collector.inbound} and submitted/"
+    print(f"serving {course}: grading new submissions from {source} (Ctrl-C stops)", flush=True)
     try:
         while True:
+            if not args.no_collect:
+                for line in collector.look():
+                    print(line, flush=True)
             for outcome in grader.run():
                 if outcome.status == "skipped":
                     continue
                 sub = outcome.submission
-                after = time.time() - submitted_at(sub.path)
+                since = collector.submitted_at.pop(sub.key, None) or submitted_at(sub.path)
                 if outcome.status == "graded":
                     print(
                         f"graded {sub.key} {outcome.score:g}/{outcome.max_score:g} "
-                        f"{after:.2f} s after submission",
+                        f"{time.time() - since:.2f} s after submission",
                         flush=True,
                     )
-                    if args.release_feedback:
-                        thread = threading.Thread(
-                            target=release_feedback, args=(course, sub.assignment, sub.student)
-                        )
-                        thread.start()
-                        feedback.append(thread)
+                    if feedback is not None:
+                        feedback.add(sub.assignment, sub.student, since)
                 else:
                     print(f"FAILED {sub.key}: {'; '.join(outcome.reasons)}", flush=True)
             time.sleep(args.interval)
@@ -94,6 +165,6 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
         print("stopping", flush=True)
     finally:
         grader.close(now=True)
-        for thread in feedback:
-            thread.join()
+        if feedback is not None:
+            feedback.close()
     return 0

@@ -30,14 +30,19 @@ class FolderBudgets(Protocol):
     max_submission_mb: float
 
 
-def check_student_id(student_dir: Path) -> None:
-    """Refuse a student folder whose name is not a plain id, or that is not a real folder."""
-    name = student_dir.name
+def check_student_name(name: str) -> None:
+    """Refuse a student id with glob or path syntax."""
     if not STUDENT_ID.fullmatch(name):
         raise SubmissionError(
             f"student id {name!r} refused: ids are letters, digits and . _ @ + - "
             "(no glob or path syntax), at most 64 characters"
         )
+
+
+def check_student_id(student_dir: Path) -> None:
+    """Refuse a student folder whose name is not a plain id, or that is not a real folder."""
+    name = student_dir.name
+    check_student_name(name)
     mode = os.lstat(student_dir).st_mode
     if not stat.S_ISDIR(mode):
         raise SubmissionError(f"submitted/{name} is not a folder (a link or a file); refused")
@@ -90,11 +95,12 @@ def check_folder(folder: Path, budgets: FolderBudgets) -> list[Path] | None:
     return sorted(files)
 
 
-def read_file(path: Path, limit: int | None) -> bytes:
-    """A submitted regular file's bytes, never through a link; SubmissionError past `limit`."""
+def read_file(path: Path, limit: int | None, dir_fd: int | None = None) -> bytes:
+    """A submitted regular file's bytes, never through a link; SubmissionError past `limit`.
+    With `dir_fd`, `path` is a name in that open folder."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, flags, dir_fd=dir_fd)
     except OSError as error:
         raise SubmissionError(f"{path.name} cannot be read ({error.strerror})") from None
     try:
