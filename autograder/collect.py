@@ -255,13 +255,33 @@ class ExchangeCollector:
         existing = self.existing_timestamp(dest)
         if existing is not None and record.timestamp <= existing:
             return None
-        check_folder(source, self.budgets)  # links, special files, names, budgets: with why
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(source, flags)  # what is checked below is what is copied
+        except OSError as error:
+            raise SubmissionError(f"not a folder one may open ({error.strerror})") from None
+        try:
+            return self._collect_open(fd, record, dest)
+        finally:
+            os.close(fd)
+
+    def _collect_open(self, fd: int, record: Inbound, dest: Path) -> CopyState:
+        owner = os.fstat(fd).st_uid
+        if self.check_owner and owner_name(owner) != record.student:
+            raise SubmissionError(
+                f"the folder is owned by {owner_name(owner)}, not by {record.student} "
+                "(set c.ExchangeCollect.check_owner = False where every user is jovyan)"
+            )
+        # Links, special files, names and budgets, refused with why (then again as copied).
+        check_folder(self.inbound / record.name, self.budgets)
         dest.parent.mkdir(parents=True, exist_ok=True)
         check_student_id(dest.parent)
         staging = dest.parent / f".collecting-{record.assignment}-{secrets.token_hex(4)}"
         staging.mkdir(mode=0o700)
         try:
-            copied = self._copy_submission(source, record, staging)
+            state = CopyState(owner if self.check_owner else None)
+            self._copy_folder(fd, staging, Path("."), state)
+            self._check_timestamp(staging, record)
             staging.chmod(0o755)
             replaced = None
             if os.path.lexists(dest):
@@ -273,25 +293,10 @@ class ExchangeCollector:
             raise
         if replaced is not None:
             shutil.rmtree(replaced, ignore_errors=True)
-        return copied
+        return state
 
-    def _copy_submission(self, source: Path, record: Inbound, staging: Path) -> CopyState:
-        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-        try:
-            fd = os.open(source, flags)
-        except OSError as error:
-            raise SubmissionError(f"not a folder one may open ({error.strerror})") from None
-        try:
-            owner = os.fstat(fd).st_uid
-            if self.check_owner and owner_name(owner) != record.student:
-                raise SubmissionError(
-                    f"the folder is owned by {owner_name(owner)}, not by {record.student} "
-                    "(set c.ExchangeCollect.check_owner = False where every user is jovyan)"
-                )
-            state = CopyState(owner if self.check_owner else None)
-            self._copy_folder(fd, staging, Path("."), state)
-        finally:
-            os.close(fd)
+    @staticmethod
+    def _check_timestamp(staging: Path, record: Inbound) -> None:
         stamp = (staging / "timestamp.txt").read_text().strip()
         try:
             same = parse_utc(stamp) == record.timestamp
@@ -299,7 +304,6 @@ class ExchangeCollector:
             same = False
         if not same:
             raise SubmissionError(f"timestamp.txt says {stamp[:40]!r}, unlike the folder's name")
-        return state
 
     def _copy_folder(self, fd: int, dest: Path, where: Path, state: CopyState) -> None:
         """Copy the open folder `fd` into `dest`, as nbgrader's copy (ignore, include,

@@ -59,9 +59,10 @@ def release_feedback(
     """Generate and release one learner's feedback with nbgrader; print the outcome."""
     nbgrader = str(Path(sys.executable).parent / "nbgrader")
     key = f"{student}/{assignment}"
-    for step in ("generate_feedback", "release_feedback"):
+    steps = [["generate_feedback", "--force"], ["release_feedback"]]  # --force: regenerate
+    for step, *options in steps:
         result = subprocess.run(
-            [nbgrader, step, assignment, "--student", student, "--force"],
+            [nbgrader, step, assignment, "--student", student, *options],
             cwd=course,
             capture_output=True,
             text=True,

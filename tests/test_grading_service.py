@@ -1,79 +1,281 @@
-"""`autograder serve`: a real warm service grades each new submission, once per version."""
+"""`autograder serve`: a real warm service collects from a real nbgrader exchange and grades.
+
+One service process (with --release-feedback) serves a course whose exchange is in the
+test's folder. Students hand in with the real `nbgrader submit` (as the user running the
+test, named with `--student`); the service collects from inbound/, grades, and releases
+feedback that `nbgrader fetch_feedback` brings back. Hostile inbound folders (a link to a
+secret, a FIFO, a folder not owned by the student it names) are refused with their
+reasons and leave nothing in submitted/. Submissions copied straight into submitted/ are
+graded too, once per version.
+"""
 
 from __future__ import annotations
 
+import datetime
+import html
+import os
+import pwd
 import queue
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import pytest
 
 from autograder.sample_class import SAMPLE_CLASS, expected_scores, gradebook_scores, make_course
 from autograder.sandbox import Sandbox, cgroup_bases
+from autograder.spec import COURSE_ID
+
+pytestmark = [pytest.mark.nbgrader, pytest.mark.sandbox]
 
 ASSIGNMENT = "03_a_neuron_by_hand"
 BIN = Path(sys.executable).parent
+ME = pwd.getpwuid(os.getuid()).pw_name  # students hand in as the user running the test
+BEN_SLIP = "The local slope 2.0 of the 2 of the square"  # ben's notebook's diagnosis
 
 
-def next_line(lines: queue.Queue[str], about: str) -> str:
-    while True:
-        line = lines.get(timeout=180)
-        if about in line:
-            return line
+@dataclass
+class Service:
+    """A running `autograder serve` and everything it printed."""
+
+    process: subprocess.Popen[str]
+    course: Path
+    exchange: Path
+    lines: queue.Queue[str] = field(default_factory=queue.Queue)
+    seen: list[str] = field(default_factory=list)
+
+    def next_line(self, about: str) -> str:
+        """The next printed line holding `about` (lines without it are passed over)."""
+        while True:
+            line = self.lines.get(timeout=180)
+            if about in line:
+                return line
+
+    def count(self, start: str) -> int:
+        return sum(line.startswith(start) for line in self.seen)
 
 
-def test_the_service_grades_arrivals_and_resubmissions_once_each(tmp_path: Path) -> None:
-    course = make_course(tmp_path / "course", [ASSIGNMENT])
-    service = subprocess.Popen(
-        [str(BIN / "autograder"), "serve", "--course-dir", str(course), "--interval", "0.1"],
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    root = tmp_path_factory.mktemp("service")
+    exchange = root / "exchange"
+    exchange.mkdir()
+    course = make_course(
+        root / "course", [ASSIGNMENT], extra_config=f"c.Exchange.root = {str(exchange)!r}\n"
+    )
+    # make_course generated the learners' version into exercises/; nbgrader publishes release/.
+    shutil.copytree(course / "exercises" / ASSIGNMENT, course / "release" / ASSIGNMENT)
+    run(["nbgrader", "release_assignment", ASSIGNMENT], course)
+    process = subprocess.Popen(
+        [str(BIN / "autograder"), "serve", "--course-dir", str(course), "--interval", "0.1"]
+        + ["--release-feedback"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
-    assert service.stdout is not None
-    stdout = service.stdout
-    lines: queue.Queue[str] = queue.Queue()
-    seen: list[str] = []
+    served = Service(process, course, exchange)
+    assert process.stdout is not None
+    stdout = process.stdout
 
     def read() -> None:
         for line in stdout:
-            seen.append(line)
-            lines.put(line)
+            served.seen.append(line)
+            served.lines.put(line)
 
     threading.Thread(target=read, daemon=True).start()
     try:
-        next_line(lines, "serving")
-        arriving = course / "submitted" / "ada" / "arriving"  # not an assignment's name
-        shutil.copytree(SAMPLE_CLASS / "ada" / ASSIGNMENT, arriving)
-        arriving.rename(arriving.with_name(ASSIGNMENT))  # lands whole, at once
-        first = next_line(lines, "ada/")
-        assert first.startswith("graded ada/"), first
-        assert (
-            gradebook_scores(course)[("ada", ASSIGNMENT)] == expected_scores()[("ada", ASSIGNMENT)]
-        )
-        # A resubmission (the same work, saved again) is graded again.
-        notebook = course / "submitted" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-        (tmp_path / "new").write_text(notebook.read_text() + " ")
-        (tmp_path / "new").replace(notebook)
-        again = next_line(lines, "ada/")
-        assert again.startswith("graded ada/"), again
-        assert (
-            gradebook_scores(course)[("ada", ASSIGNMENT)] == expected_scores()[("ada", ASSIGNMENT)]
-        )
-        # A broken submission is reported once, not retried until it changes.
-        broken = course / "submitted" / "cyd" / ASSIGNMENT
-        broken.mkdir(parents=True)
-        (broken / f"{ASSIGNMENT}.ipynb").write_text("{not json")
-        failed = next_line(lines, "cyd/")
-        assert failed.startswith("FAILED cyd/"), failed
+        served.next_line("serving")
+        yield served
     finally:
-        service.send_signal(signal.SIGTERM)
-        code = service.wait(timeout=60)
-    assert code == 0, "".join(seen)
-    assert sum("cyd/" in line for line in seen) == 1, "".join(seen)
-    assert sum("ada/" in line for line in seen) == 2, "".join(seen)
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=120)
+    assert code == 0, "".join(served.seen)
     # The workers went with the service: their cgroups (made under ours) are gone.
     for base in cgroup_bases(Sandbox()).values():
-        assert not list(base.glob(f"autograder-{service.pid}-*"))
+        assert not list(base.glob(f"autograder-{process.pid}-*"))
+
+
+def run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+    """Run an nbgrader command (from this venv); its output, or the test fails with it."""
+    done = subprocess.run(
+        [str(BIN / command[0]), *command[1:]], cwd=cwd, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, f"{command} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout + done.stderr
+
+
+@dataclass
+class Student:
+    """A learner's own folder and nbgrader config, as on their server."""
+
+    home: Path
+    exchange: Path
+
+    def __post_init__(self) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        (self.home / "nbgrader_config.py").write_text(
+            "c = get_config()\n"
+            f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
+            f"c.Exchange.root = {str(self.exchange)!r}\n"
+            f"c.Exchange.cache = {str(self.home / 'cache')!r}\n"
+        )
+        self.env = {
+            **os.environ,
+            "JUPYTER_CONFIG_DIR": str(self.home / ".jupyter"),
+            "JUPYTER_DATA_DIR": str(self.home / ".data"),
+            "JUPYTER_CONFIG_PATH": "",
+        }
+
+    def submit(self, sample: str, student_id: str = ME) -> float:
+        """Hand in `sample`'s notebook as `student_id`; when `nbgrader submit` returned."""
+        folder = self.home / ASSIGNMENT
+        folder.mkdir(exist_ok=True)
+        name = f"{ASSIGNMENT}.ipynb"
+        shutil.copy(SAMPLE_CLASS / sample / ASSIGNMENT / name, folder / name)
+        run(["nbgrader", "submit", ASSIGNMENT, f"--student={student_id}"], self.home, self.env)
+        return time.monotonic()
+
+    def fetch_feedback(self) -> str:
+        """The newest feedback page `nbgrader fetch_feedback` brings, as plain text."""
+        run(["nbgrader", "fetch_feedback", ASSIGNMENT, f"--student={ME}"], self.home, self.env)
+        pages = sorted((self.home / ASSIGNMENT / "feedback").glob(f"*/{ASSIGNMENT}.html"))
+        assert pages, "no feedback fetched"
+        return html.unescape(re.sub(r"<[^>]+>", "", pages[-1].read_text(encoding="utf-8")))
+
+
+def nbgrader_now() -> str:
+    """A timestamp as `nbgrader submit` writes it."""
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S.%f %Z")
+
+
+def inbound_name(exchange: Path, student: str, tag: str, assignment: str = ASSIGNMENT) -> Path:
+    """Where `nbgrader submit` would put `student`'s hand-in now."""
+    return exchange / COURSE_ID / "inbound" / f"{student}+{assignment}+{nbgrader_now()}+{tag}"
+
+
+def hand_made_inbound(exchange: Path, student: str, tag: str) -> Path:
+    """A submission folder made by hand (as a student may: they own theirs), complete."""
+    stamp = nbgrader_now()
+    staging = exchange / f"staging-{tag}"  # outside inbound/, so it arrives whole
+    staging.mkdir()
+    shutil.copy(SAMPLE_CLASS / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", staging)
+    (staging / "timestamp.txt").write_text(stamp)
+    (staging / "submission_secret.txt").write_text("0" * 128)
+    return staging  # the test adds its hostile part, then moves it into inbound/
+
+
+def files_under(folder: Path) -> str:
+    """Every byte of every regular file under `folder`, for looking for leaks."""
+    return "".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file())
+
+
+def test_submissions_from_the_exchange_are_collected_graded_and_fed_back(
+    service: Service, tmp_path: Path
+) -> None:
+    expected = expected_scores()
+    student = Student(tmp_path / "home", service.exchange)
+    mine = service.course / "submitted" / ME / ASSIGNMENT
+    # First hand-in: collected, graded as ada's notebook is, feedback released and fetched.
+    student.submit("ada")
+    assert service.next_line(f"{ME}/").startswith(f"collected {ME}/{ASSIGNMENT}")
+    graded = service.next_line(f"{ME}/")
+    assert graded.startswith(f"graded {ME}/{ASSIGNMENT} {expected['ada', ASSIGNMENT]:g}/"), graded
+    assert gradebook_scores(service.course)[(ME, ASSIGNMENT)] == expected[("ada", ASSIGNMENT)]
+    inbound = sorted((service.exchange / COURSE_ID / "inbound").iterdir())
+    assert (mine / "timestamp.txt").read_text() == inbound[-1].name.split("+")[2]
+    assert (mine / "submission_secret.txt").is_file()  # fetch_feedback needs it
+    released = service.next_line(f"{ME}/")
+    assert released.startswith(f"feedback {ME}/{ASSIGNMENT}: released 1 page"), released
+    assert f"Numbers of {ME}" in student.fetch_feedback()
+
+    # A resubmission (ben's mistakes this time) is collected and graded again, with new
+    # feedback carrying ben's diagnosis on this student's numbers.
+    student.submit("ben")
+    assert service.next_line(f"{ME}/").startswith(f"collected {ME}/{ASSIGNMENT}")
+    graded = service.next_line(f"{ME}/")
+    assert graded.startswith(f"graded {ME}/{ASSIGNMENT} {expected['ben', ASSIGNMENT]:g}/"), graded
+    assert gradebook_scores(service.course)[(ME, ASSIGNMENT)] == expected[("ben", ASSIGNMENT)]
+    assert service.next_line(f"{ME}/").startswith(f"feedback {ME}/{ASSIGNMENT}: released")
+    feedback = student.fetch_feedback()
+    assert BEN_SLIP in feedback and f"Numbers of {ME}" in feedback
+    collected = (mine / f"{ASSIGNMENT}.ipynb").read_bytes()
+
+    # A link to a secret file, then a FIFO: each refused with its reason, nothing copied.
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET of the instructor")
+    linked = hand_made_inbound(service.exchange, ME, "link")
+    (linked / "notes.txt").symlink_to(secret)
+    linked.rename(inbound_name(service.exchange, ME, "link"))
+    refused = service.next_line(f"{ME}/")
+    assert refused.startswith(f"REFUSED {ME}/{ASSIGNMENT}"), refused
+    assert "notes.txt is a symbolic link; links are refused" in refused
+    fifo = hand_made_inbound(service.exchange, ME, "fifo")
+    os.mkfifo(fifo / "pipe")
+    fifo.rename(inbound_name(service.exchange, ME, "fifo"))
+    refused = service.next_line(f"{ME}/")
+    assert refused.startswith(f"REFUSED {ME}/{ASSIGNMENT}"), refused
+    assert "pipe is a special file" in refused
+
+    # A hand-in under another student's name is not theirs: refused (nbgrader only warns).
+    student.submit("cyd", student_id="zed")
+    refused = service.next_line("zed/")
+    assert refused.startswith(f"REFUSED zed/{ASSIGNMENT}"), refused
+    assert f"owned by {ME}, not by zed" in refused
+    if os.geteuid() == 0:  # root can also give a folder named for ME to someone else
+        given = hand_made_inbound(service.exchange, ME, "given")
+        shutil.chown(given, "nobody")
+        given.rename(inbound_name(service.exchange, ME, "given"))
+        refused = service.next_line(f"{ME}/")
+        assert f"owned by nobody, not by {ME}" in refused, refused
+
+    # An assignment the gradebook does not know is ignored, said once.
+    inbound_name(service.exchange, ME, "x", assignment="no_such").mkdir()
+    assert "'no_such': not in the gradebook" in service.next_line("no_such")
+
+    time.sleep(1.0)  # ten more looks: nothing is reported twice
+    assert (mine / f"{ASSIGNMENT}.ipynb").read_bytes() == collected
+    submitted = service.course / "submitted"
+    assert "TOP SECRET" not in files_under(submitted)
+    assert not (submitted / "zed").exists()
+    assert not [p for p in submitted.rglob(".*") if p.name.startswith((".collecting", ".repl"))]
+    assert service.count(f"collected {ME}/") == 2
+    assert service.count(f"graded {ME}/") == 2
+    assert service.count(f"REFUSED {ME}/") == (3 if os.geteuid() == 0 else 2)
+    assert service.count("REFUSED zed/") == 1
+    assert sum("no_such" in line for line in service.seen) == 1
+
+
+def test_the_service_grades_arrivals_and_resubmissions_once_each(service: Service) -> None:
+    course = service.course
+    arriving = course / "submitted" / "ada" / "arriving"  # not an assignment's name
+    shutil.copytree(SAMPLE_CLASS / "ada" / ASSIGNMENT, arriving)
+    arriving.rename(arriving.with_name(ASSIGNMENT))  # lands whole, at once
+    first = service.next_line("ada/")
+    assert first.startswith("graded ada/"), first
+    assert gradebook_scores(course)[("ada", ASSIGNMENT)] == expected_scores()[("ada", ASSIGNMENT)]
+    # Copied by hand, without nbgrader's submission_secret.txt: its feedback cannot be
+    # released, and the service says so.
+    failed = service.next_line("ada/")
+    assert failed.startswith(f"FAILED feedback ada/{ASSIGNMENT}"), failed
+    # A resubmission (the same work, saved again) is graded again.
+    notebook = course / "submitted" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    (course / "new").write_text(notebook.read_text() + " ")
+    (course / "new").replace(notebook)
+    service.next_line("graded ada/")
+    assert gradebook_scores(course)[("ada", ASSIGNMENT)] == expected_scores()[("ada", ASSIGNMENT)]
+    # A broken submission is reported once, not retried until it changes.
+    broken = course / "submitted" / "cyd" / ASSIGNMENT
+    broken.mkdir(parents=True)
+    (broken / f"{ASSIGNMENT}.ipynb").write_text("{not json")
+    failed = service.next_line("cyd/")
+    assert failed.startswith("FAILED cyd/"), failed
+    time.sleep(1.0)
+    assert service.count("FAILED cyd/") == 1, "".join(service.seen)
+    assert service.count("graded ada/") == 2, "".join(service.seen)
