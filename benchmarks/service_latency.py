@@ -1,18 +1,25 @@
-"""Benchmark: how soon `autograder serve` grades a submission after it lands in submitted/.
+"""Benchmark: how soon `autograder serve` grades a submission after the student hands it in.
 
-Starts the warm grading service on a course of one assignment, submits the sample
-learners' notebooks one at a time (copied into submitted/, as `nbgrader collect` or the
-Assignments tab leaves them), and prints for each the seconds from the copy to the
-service's "graded" line, and the worst of them (goal: within 3 s). The first submission
-also pays the workers' cold start and is shown apart. Scores are checked against
+Starts the warm grading service on a course of one assignment whose nbgrader exchange is
+in a temporary folder, and hands in the sample learners' notebooks one at a time (past the
+seventh, as resubmissions), the way a student does: `nbgrader submit` run as a command. For each it
+prints the seconds from the moment `nbgrader submit` returned to the service's "graded"
+line (the service collects from the exchange, then grades), and with --release-feedback
+also to its "feedback ... released" line (what `nbgrader fetch_feedback` then finds), and
+the worst of them against the goal: graded within 3 s. The first submission also pays the
+workers' cold start and is shown apart. Scores are checked against
 instructor/sample_class/expected_grades.csv.
 
-    python benchmarks/service_latency.py --submissions 5
+With `--via submitted` the notebooks are instead copied straight into submitted/ (as
+`nbgrader collect` leaves them) and timed from the copy.
+
+    python benchmarks/service_latency.py --submissions 5 --release-feedback
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import queue
 import shutil
@@ -28,70 +35,148 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 BIN = Path(sys.executable).parent
 ASSIGNMENT = "03_a_neuron_by_hand"
+GOAL = 3.0  # seconds from hand-in to graded (issue 11)
 
 from autograder.sample_class import SAMPLE_CLASS, expected_scores, make_course  # noqa: E402
+from autograder.spec import COURSE_ID  # noqa: E402
+
+
+def nbgrader_submit(home: Path, exchange: Path, sample: Path, student: str) -> float:
+    """Hand in `sample`'s notebook as `student` with `nbgrader submit`; its duration."""
+    (home / ASSIGNMENT).mkdir(parents=True)
+    shutil.copy(sample / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", home / ASSIGNMENT)
+    (home / "nbgrader_config.py").write_text(
+        f"c = get_config()\nc.CourseDirectory.course_id = {COURSE_ID!r}\n"
+        f"c.Exchange.root = {str(exchange)!r}\nc.Exchange.cache = {str(home / 'cache')!r}\n"
+    )
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / ".jupyter"), "JUPYTER_CONFIG_PATH": ""}
+    started = time.perf_counter()
+    done = subprocess.run(
+        [str(BIN / "nbgrader"), "submit", ASSIGNMENT, f"--student={student}"],
+        cwd=home,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        sys.exit(f"nbgrader submit failed for {student}:\n{done.stderr}")
+    return time.perf_counter() - started
+
+
+def copy_into_submitted(course: Path, sample: Path, student: str) -> None:
+    """Put `sample`'s submission in submitted/ whole, at once, stamped now."""
+    target = course / "submitted" / student / ASSIGNMENT
+    part = target.with_name("arriving")
+    shutil.copytree(sample / ASSIGNMENT, part)
+    now = datetime.datetime.now(datetime.UTC)
+    (part / "timestamp.txt").write_text(now.strftime("%Y-%m-%d %H:%M:%S.%f %Z"))
+    if target.exists():  # a resubmission
+        target.rename(target.with_name("replaced"))
+    part.rename(target)
+    shutil.rmtree(target.with_name("replaced"), ignore_errors=True)
+
+
+def wait_for(lines: queue.Queue[str], about: str) -> str:
+    """The next line of the service about `about` (a FAILED one ends the benchmark)."""
+    while True:
+        try:
+            line = lines.get(timeout=120)
+        except queue.Empty:
+            sys.exit(f"no answer from the service about {about} within 120 s")
+        if about in line:
+            if line.startswith(("FAILED", "REFUSED")):
+                sys.exit(f"the service failed: {line.strip()}")
+            if not line.startswith("collected"):
+                return line
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--submissions", type=int, default=5, help="timed submissions")
+    parser.add_argument("--via", choices=["exchange", "submitted"], default="exchange")
+    parser.add_argument(
+        "--release-feedback", action="store_true", help="also time feedback released"
+    )
     args = parser.parse_args()
     samples = [p for p in sorted(SAMPLE_CLASS.iterdir()) if (p / ASSIGNMENT).is_dir()]
     expected = expected_scores()
     with tempfile.TemporaryDirectory(prefix="service-bench-") as tmp:
-        course = make_course(Path(tmp) / "course", [ASSIGNMENT])
+        exchange = Path(tmp) / "exchange"
+        exchange.mkdir()
+        # Students ada, ben, ... hand in as the user running this, as in a container
+        # where every user is jovyan: nbgrader's owner check is off.
+        config = f"c.Exchange.root = {str(exchange)!r}\nc.ExchangeCollect.check_owner = False\n"
+        course = make_course(Path(tmp) / "course", [ASSIGNMENT], extra_config=config)
+        shutil.copytree(course / "exercises" / ASSIGNMENT, course / "release" / ASSIGNMENT)
+        subprocess.run(
+            [str(BIN / "nbgrader"), "release_assignment", ASSIGNMENT],
+            cwd=course,
+            check=True,
+            capture_output=True,
+        )
         env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+        command = [str(BIN / "autograder"), "serve", "--course-dir", str(course)]
+        command += ["--release-feedback"] if args.release_feedback else []
+        command += ["--no-collect"] if args.via == "submitted" else []
         service = subprocess.Popen(
-            [str(BIN / "autograder"), "serve", "--course-dir", str(course)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env=env,
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         )
         lines: queue.Queue[str] = queue.Queue()
         assert service.stdout is not None
         stdout = service.stdout
         threading.Thread(target=lambda: [lines.put(x) for x in stdout], daemon=True).start()
-        latencies: list[float] = []
+        graded: list[float] = []
+        released: list[float] = []
+        submits: list[float] = []
         wrong: list[str] = []
         try:
             for i in range(args.submissions + 1):
                 sample = samples[i % len(samples)]
-                student = f"s{i:03d}"
-                target = course / "submitted" / student / ASSIGNMENT
-                shutil.copytree(sample / ASSIGNMENT, target.with_suffix(".part"))
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.with_suffix(".part").rename(target)  # appears whole, at once
-                submitted = time.perf_counter()
-                while True:
-                    try:
-                        line = lines.get(timeout=120)
-                    except queue.Empty:
-                        sys.exit(f"no answer from the service for {student} within 120 s")
-                    if f"{student}/{ASSIGNMENT}" in line:
-                        break
-                seconds = time.perf_counter() - submitted
+                student = sample.name  # their own numbers, so their expected score
+                if args.via == "exchange":
+                    home = Path(tmp) / "homes" / f"{i:03d}"
+                    submits.append(nbgrader_submit(home, exchange, sample, student))
+                else:
+                    copy_into_submitted(course, sample, student)
+                handed_in = time.perf_counter()
+                line = wait_for(lines, f"{student}/{ASSIGNMENT}")
+                to_graded = time.perf_counter() - handed_in
                 if not line.startswith("graded"):
                     sys.exit(f"the service did not grade {student}: {line.strip()}")
                 score = float(line.split()[2].split("/")[0])
                 if score != expected[(sample.name, ASSIGNMENT)]:
-                    wrong.append(f"{student} ({sample.name}): {score}")
+                    wrong.append(f"{student} ({i}): {score}")
+                shown = f"graded {to_graded:.2f} s"
+                if args.release_feedback:
+                    wait_for(lines, f"feedback {student}/{ASSIGNMENT}")
+                    to_released = time.perf_counter() - handed_in
+                    shown += f", feedback released {to_released:.2f} s"
                 if i == 0:
-                    print(f"first submission (workers start cold): {seconds:.2f} s")
-                else:
-                    latencies.append(seconds)
-                    print(f"submission {i}: graded {seconds:.2f} s after it landed")
+                    print(f"first submission (workers start cold): {shown}")
+                    continue
+                graded.append(to_graded)
+                if args.release_feedback:
+                    released.append(to_released)
+                print(f"submission {i}: {shown} after it was handed in")
         finally:
             service.send_signal(signal.SIGTERM)
-            service.wait(timeout=60)
-        worst = max(latencies)
+            service.wait(timeout=120)
+        handed = "`nbgrader submit` returned" if args.via == "exchange" else "the copy"
         print(
-            f"warm service: mean {sum(latencies) / len(latencies):.2f} s, worst {worst:.2f} s "
-            f"(goal: within 3 s)   scores as expected: {not wrong}"
+            f"warm service, from {handed} to graded: mean {sum(graded) / len(graded):.2f} s, "
+            f"worst {max(graded):.2f} s (goal: within {GOAL:g} s)   "
+            f"scores as expected: {not wrong}"
         )
+        if released:
+            print(
+                f"to feedback released: mean {sum(released) / len(released):.2f} s, "
+                f"worst {max(released):.2f} s"
+            )
+        if submits:
+            print(f"(`nbgrader submit` itself took {min(submits):.2f}-{max(submits):.2f} s)")
         for entry in wrong:
             print(f"  unexpected score: {entry}")
-        return 0 if worst <= 3 and not wrong and service.returncode == 0 else 1
+        return 0 if max(graded) <= GOAL and not wrong and service.returncode == 0 else 1
 
 
 if __name__ == "__main__":
