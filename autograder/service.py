@@ -7,13 +7,15 @@ The sandboxed workers start once (bubblewrap, Python, `import torch`) and stay w
 changed under submitted/ with the same `Grader` as `autograder grade` (same sandbox, same
 gradebook records). A submission is tried once per version: one that fails is not retried
 until it changes. With `--release-feedback`, each graded submission's feedback is
-generated and released with nbgrader's own commands, one at a time in the background, and
-checked to be in the exchange where `nbgrader fetch_feedback` looks.
+generated and released with nbgrader's own commands, one at a time in the background by a
+warm process (`autograder.feedback`), and checked to be in the exchange where
+`nbgrader fetch_feedback` looks.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import queue
 import signal
 import subprocess
@@ -34,80 +36,77 @@ def submitted_at(folder: Path) -> float:
     return max(times, default=time.time())
 
 
-def released_pages(collector: ExchangeCollector, assignment: str, student: str) -> int:
-    """How many of the learner's feedback pages are in the exchange as generated; raises
-    RuntimeError naming one that is missing or differs."""
-    from nbgrader.utils import notebook_hash
-
-    coursedir = collector.coursedir
-    folder = Path(coursedir.format_path(coursedir.feedback_directory, student, assignment))
-    pages = sorted(folder.glob("*.html"))
-    if not pages:
-        raise RuntimeError(f"no feedback page in {folder}")
-    secret = (folder / "submission_secret.txt").read_text()
-    outbound = collector.inbound.parent / "feedback"
-    for page in pages:
-        released = outbound / f"{notebook_hash(secret=secret, notebook_id=page.stem)}.html"
-        if not released.is_file() or released.read_bytes() != page.read_bytes():
-            raise RuntimeError(f"{page.name} is not in the exchange ({released})")
-    return len(pages)
-
-
-def release_feedback(
-    course: Path, collector: ExchangeCollector, assignment: str, student: str, since: float
-) -> None:
-    """Generate and release one learner's feedback with nbgrader; print the outcome."""
-    nbgrader = str(Path(sys.executable).parent / "nbgrader")
-    key = f"{student}/{assignment}"
-    steps = [["generate_feedback", "--force"], ["release_feedback"]]  # --force: regenerate
-    for step, *options in steps:
-        result = subprocess.run(
-            [nbgrader, step, assignment, "--student", student, *options],
-            cwd=course,
-            capture_output=True,
-            text=True,
-        )
-        if result.returncode != 0:
-            lines = (result.stderr or result.stdout).strip().splitlines()
-            errors = [line for line in lines if "ERROR" in line or "CRITICAL" in line]
-            reason = (errors or lines or [f"exit status {result.returncode}"])[-1]
-            print(f"FAILED feedback {key}: {step}: {reason}", flush=True)
-            return
-    try:
-        pages = released_pages(collector, assignment, student)
-    except (OSError, RuntimeError) as error:
-        print(f"FAILED feedback {key}: released, but {error}", flush=True)
-        return
-    after = time.time() - since
-    print(f"feedback {key}: released {pages} page(s) {after:.2f} s after submission", flush=True)
-
-
 class FeedbackReleaser:
-    """Releases feedback one learner at a time in a background thread (nbgrader's
-    commands on one submission must not overlap)."""
+    """Releases feedback one learner at a time, in a background thread, through a warm
+    `python -m autograder.feedback` process (nbgrader loaded once); prints each outcome."""
 
-    def __init__(self, course: Path, collector: ExchangeCollector) -> None:
-        self.course, self.collector = course, collector
+    def __init__(self, course: Path) -> None:
+        self.course = course
         self.jobs: queue.Queue[tuple[str, str, float] | None] = queue.Queue()
+        self.process = self._start()
         self.thread = threading.Thread(target=self._run, name="feedback", daemon=True)
         self.thread.start()
+
+    def _start(self) -> subprocess.Popen[str]:
+        log_dir = worker_log_dir(self.course)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        with open(log_dir / "feedback.log", "a") as log:
+            return subprocess.Popen(
+                [sys.executable, "-m", "autograder.feedback", str(self.course)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                cwd=self.course,
+            )
+
+    def _ask(self, assignment: str, student: str) -> dict[str, Any]:
+        """The warm process's answer about one learner (restarted if it had died)."""
+        if self.process.poll() is not None:
+            self.process = self._start()
+        assert self.process.stdin is not None and self.process.stdout is not None
+        request = {"assignment": assignment, "student": student}
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        while line := self.process.stdout.readline():
+            answer: dict[str, Any] = json.loads(line)
+            if "ready" not in answer:
+                return answer
+        log = worker_log_dir(self.course) / "feedback.log"
+        return {"ok": False, "reason": f"the feedback process ended (see {log})"}
 
     def _run(self) -> None:
         while (job := self.jobs.get()) is not None:
             assignment, student, since = job
+            key = f"{student}/{assignment}"
             try:
-                release_feedback(self.course, self.collector, assignment, student, since)
-            except Exception as error:  # the service goes on; the failure is shown
-                key = f"{student}/{assignment}"
-                print(f"FAILED feedback {key}: {type(error).__name__}: {error}", flush=True)
+                answer = self._ask(assignment, student)
+            except (OSError, ValueError) as error:  # the service goes on; the failure is shown
+                answer = {"ok": False, "reason": f"{type(error).__name__}: {error}"}
+            if answer["ok"]:
+                after = time.time() - since
+                print(
+                    f"feedback {key}: released {answer['pages']} page(s) "
+                    f"{after:.2f} s after submission",
+                    flush=True,
+                )
+            else:
+                print(f"FAILED feedback {key}: {answer['reason']}", flush=True)
 
     def add(self, assignment: str, student: str, since: float) -> None:
         self.jobs.put((assignment, student, since))
 
     def close(self) -> None:
-        """Finish what is queued, then stop."""
+        """Finish what is queued, then stop the warm process."""
         self.jobs.put(None)
         self.thread.join()
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
@@ -138,7 +137,7 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
         grader.close(now=True)
         print(f"error: cannot collect from the exchange: {problem} (or --no-collect)")
         return 2
-    feedback = FeedbackReleaser(course, collector) if args.release_feedback else None
+    feedback = FeedbackReleaser(course) if args.release_feedback else None
     source = "submitted/" if args.no_collect else f"{collector.inbound} and submitted/"
     print(f"serving {course}: grading new submissions from {source} (Ctrl-C stops)", flush=True)
     try:
