@@ -60,7 +60,7 @@ class Inbound:
     name: str
     student: str
     assignment: str
-    timestamp: datetime.datetime
+    timestamp: datetime.datetime  # in UTC, without tzinfo, as nbgrader's parse_utc gives it
 
     @property
     def key(self) -> str:
@@ -215,7 +215,7 @@ class ExchangeCollector:
             return [f"FAILED to collect {record.key} ({where}): {error}"]
         if collected is None:
             return []
-        self.submitted_at[record.key] = record.timestamp.timestamp()
+        self.submitted_at[record.key] = record.timestamp.replace(tzinfo=datetime.UTC).timestamp()
         line = f"collected {record.key} submitted {record.timestamp:%Y-%m-%d %H:%M:%S} UTC"
         if collected.skipped:
             left_out = ", ".join(collected.skipped)

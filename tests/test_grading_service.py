@@ -52,7 +52,8 @@ class Service:
     seen: list[str] = field(default_factory=list)
 
     def next_line(self, about: str) -> str:
-        """The next printed line holding `about` (lines without it are passed over)."""
+        """The next printed line holding `about` (lines without it are passed over); a
+        line about a submission names it as " student/assignment"."""
         while True:
             line = self.lines.get(timeout=180)
             if about in line:
@@ -155,9 +156,12 @@ def nbgrader_now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S.%f %Z")
 
 
-def inbound_name(exchange: Path, student: str, tag: str, assignment: str = ASSIGNMENT) -> Path:
-    """Where `nbgrader submit` would put `student`'s hand-in now."""
-    return exchange / COURSE_ID / "inbound" / f"{student}+{assignment}+{nbgrader_now()}+{tag}"
+def inbound_name(
+    exchange: Path, student: str, tag: str, assignment: str = ASSIGNMENT, stamp: str = ""
+) -> Path:
+    """Where `nbgrader submit` puts `student`'s hand-in of `stamp` (default: now)."""
+    stamp = stamp or nbgrader_now()
+    return exchange / COURSE_ID / "inbound" / f"{student}+{assignment}+{stamp}+{tag}"
 
 
 def hand_made_inbound(exchange: Path, student: str, tag: str) -> Path:
@@ -184,25 +188,27 @@ def test_submissions_from_the_exchange_are_collected_graded_and_fed_back(
     mine = service.course / "submitted" / ME / ASSIGNMENT
     # First hand-in: collected, graded as ada's notebook is, feedback released and fetched.
     student.submit("ada")
-    assert service.next_line(f"{ME}/").startswith(f"collected {ME}/{ASSIGNMENT}")
-    graded = service.next_line(f"{ME}/")
+    assert service.next_line(f" {ME}/{ASSIGNMENT}").startswith(f"collected {ME}/{ASSIGNMENT}")
+    graded = service.next_line(f" {ME}/{ASSIGNMENT}")
     assert graded.startswith(f"graded {ME}/{ASSIGNMENT} {expected['ada', ASSIGNMENT]:g}/"), graded
     assert gradebook_scores(service.course)[(ME, ASSIGNMENT)] == expected[("ada", ASSIGNMENT)]
     inbound = sorted((service.exchange / COURSE_ID / "inbound").iterdir())
     assert (mine / "timestamp.txt").read_text() == inbound[-1].name.split("+")[2]
     assert (mine / "submission_secret.txt").is_file()  # fetch_feedback needs it
-    released = service.next_line(f"{ME}/")
+    released = service.next_line(f" {ME}/{ASSIGNMENT}")
     assert released.startswith(f"feedback {ME}/{ASSIGNMENT}: released 1 page"), released
     assert f"Numbers of {ME}" in student.fetch_feedback()
 
     # A resubmission (ben's mistakes this time) is collected and graded again, with new
     # feedback carrying ben's diagnosis on this student's numbers.
     student.submit("ben")
-    assert service.next_line(f"{ME}/").startswith(f"collected {ME}/{ASSIGNMENT}")
-    graded = service.next_line(f"{ME}/")
+    assert service.next_line(f" {ME}/{ASSIGNMENT}").startswith(f"collected {ME}/{ASSIGNMENT}")
+    graded = service.next_line(f" {ME}/{ASSIGNMENT}")
     assert graded.startswith(f"graded {ME}/{ASSIGNMENT} {expected['ben', ASSIGNMENT]:g}/"), graded
     assert gradebook_scores(service.course)[(ME, ASSIGNMENT)] == expected[("ben", ASSIGNMENT)]
-    assert service.next_line(f"{ME}/").startswith(f"feedback {ME}/{ASSIGNMENT}: released")
+    assert service.next_line(f" {ME}/{ASSIGNMENT}").startswith(
+        f"feedback {ME}/{ASSIGNMENT}: released"
+    )
     feedback = student.fetch_feedback()
     assert BEN_SLIP in feedback and f"Numbers of {ME}" in feedback
     collected = (mine / f"{ASSIGNMENT}.ipynb").read_bytes()
@@ -213,26 +219,26 @@ def test_submissions_from_the_exchange_are_collected_graded_and_fed_back(
     linked = hand_made_inbound(service.exchange, ME, "link")
     (linked / "notes.txt").symlink_to(secret)
     linked.rename(inbound_name(service.exchange, ME, "link"))
-    refused = service.next_line(f"{ME}/")
+    refused = service.next_line(f" {ME}/{ASSIGNMENT}")
     assert refused.startswith(f"REFUSED {ME}/{ASSIGNMENT}"), refused
     assert "notes.txt is a symbolic link; links are refused" in refused
     fifo = hand_made_inbound(service.exchange, ME, "fifo")
     os.mkfifo(fifo / "pipe")
     fifo.rename(inbound_name(service.exchange, ME, "fifo"))
-    refused = service.next_line(f"{ME}/")
+    refused = service.next_line(f" {ME}/{ASSIGNMENT}")
     assert refused.startswith(f"REFUSED {ME}/{ASSIGNMENT}"), refused
     assert "pipe is a special file" in refused
 
     # A hand-in under another student's name is not theirs: refused (nbgrader only warns).
     student.submit("cyd", student_id="zed")
-    refused = service.next_line("zed/")
+    refused = service.next_line(f" zed/{ASSIGNMENT}")
     assert refused.startswith(f"REFUSED zed/{ASSIGNMENT}"), refused
     assert f"owned by {ME}, not by zed" in refused
     if os.geteuid() == 0:  # root can also give a folder named for ME to someone else
         given = hand_made_inbound(service.exchange, ME, "given")
         shutil.chown(given, "nobody")
         given.rename(inbound_name(service.exchange, ME, "given"))
-        refused = service.next_line(f"{ME}/")
+        refused = service.next_line(f" {ME}/{ASSIGNMENT}")
         assert f"owned by nobody, not by {ME}" in refused, refused
 
     # An assignment the gradebook does not know is ignored, said once.
@@ -257,12 +263,12 @@ def test_the_service_grades_arrivals_and_resubmissions_once_each(service: Servic
     arriving = course / "submitted" / "ada" / "arriving"  # not an assignment's name
     shutil.copytree(SAMPLE_CLASS / "ada" / ASSIGNMENT, arriving)
     arriving.rename(arriving.with_name(ASSIGNMENT))  # lands whole, at once
-    first = service.next_line("ada/")
+    first = service.next_line(f" ada/{ASSIGNMENT}")
     assert first.startswith("graded ada/"), first
     assert gradebook_scores(course)[("ada", ASSIGNMENT)] == expected_scores()[("ada", ASSIGNMENT)]
     # Copied by hand, without nbgrader's submission_secret.txt: its feedback cannot be
     # released, and the service says so.
-    failed = service.next_line("ada/")
+    failed = service.next_line(f" ada/{ASSIGNMENT}")
     assert failed.startswith(f"FAILED feedback ada/{ASSIGNMENT}"), failed
     # A resubmission (the same work, saved again) is graded again.
     notebook = course / "submitted" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
@@ -274,8 +280,60 @@ def test_the_service_grades_arrivals_and_resubmissions_once_each(service: Servic
     broken = course / "submitted" / "cyd" / ASSIGNMENT
     broken.mkdir(parents=True)
     (broken / f"{ASSIGNMENT}.ipynb").write_text("{not json")
-    failed = service.next_line("cyd/")
+    failed = service.next_line(f" cyd/{ASSIGNMENT}")
     assert failed.startswith("FAILED cyd/"), failed
     time.sleep(1.0)
     assert service.count("FAILED cyd/") == 1, "".join(service.seen)
     assert service.count("graded ada/") == 2, "".join(service.seen)
+
+
+def test_unfinished_hard_linked_or_oversized_inbound_folders(
+    service: Service, tmp_path: Path
+) -> None:
+    before = {start: service.count(start) for start in ("collected", "graded", "REFUSED")}
+    # Half written (nbgrader submit writes timestamp.txt and the secret last): left alone
+    # until complete, then collected and graded.
+    unfinished = hand_made_inbound(service.exchange, ME, "late")
+    stamp = (unfinished / "timestamp.txt").read_text()
+    for name in ("timestamp.txt", "submission_secret.txt"):
+        (unfinished / name).unlink()
+    arrived = inbound_name(service.exchange, ME, "late", stamp=stamp)
+    unfinished.rename(arrived)
+    time.sleep(1.0)  # ten looks
+    assert service.count("collected") == before["collected"], "".join(service.seen)
+    (arrived / "submission_secret.txt").write_text("1" * 128)
+    (arrived / "timestamp.txt").write_text(stamp)
+    assert service.next_line(f" {ME}/{ASSIGNMENT}").startswith(f"collected {ME}/{ASSIGNMENT}")
+    assert service.next_line(f" {ME}/{ASSIGNMENT}").startswith(f"graded {ME}/{ASSIGNMENT}")
+    # A hard link to a secret file, and more files than the budget allows: refused.
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET, linked")
+    linked = hand_made_inbound(service.exchange, ME, "hard")
+    os.link(secret, linked / "notes.txt")
+    linked.rename(inbound_name(service.exchange, ME, "hard"))
+    refused = service.next_line(f"REFUSED {ME}/")
+    assert "notes.txt is hard-linked elsewhere" in refused, refused
+    crowded = hand_made_inbound(service.exchange, ME, "many")
+    for i in range(200):
+        (crowded / f"page{i}.txt").write_text("x")
+    crowded.rename(inbound_name(service.exchange, ME, "many"))
+    refused = service.next_line(f"REFUSED {ME}/")
+    assert "more than 200 files (c.Budgets.max_submission_files)" in refused, refused
+    time.sleep(0.5)
+    assert "TOP SECRET" not in files_under(service.course / "submitted")
+    assert service.count("collected") == before["collected"] + 1
+    assert service.count("REFUSED") == before["REFUSED"] + 2
+
+
+def test_inbound_names_are_read_as_nbgrader_reads_them() -> None:
+    from autograder.collect import parse_inbound_name
+
+    stamp = "2026-12-01 07:00:00.123456 UTC"
+    record = parse_inbound_name(f"a+b+{ASSIGNMENT}+{stamp}+Zm9vYmFy")
+    assert record is not None
+    assert (record.student, record.assignment) == ("a+b", ASSIGNMENT)  # ids may hold '+'
+    assert record.timestamp == datetime.datetime(2026, 12, 1, 7, 0, 0, 123456)  # UTC, naive
+    plain = parse_inbound_name(f"ada+{ASSIGNMENT}+{stamp}")  # add_random_string = False
+    assert plain is not None and plain.student == "ada"
+    assert parse_inbound_name("ada+notes") is None
+    assert parse_inbound_name(f"ada+{ASSIGNMENT}+yesterday+x") is None
