@@ -120,8 +120,8 @@ class ExchangeCollector:
         self._known_assignments = known_assignments
         self._known: set[str] = set()
         self._known_at = -KNOWN_REFRESH
-        self._decided: dict[str, tuple[object, ...]] = {}  # student/assignment -> version
-        self._pending: dict[str, tuple[tuple[object, ...], float]] = {}  # version, first seen
+        self._decided: dict[str, tuple[tuple[object, ...], str]] = {}  # name -> version, outcome
+        self._pending: dict[str, tuple[tuple[object, ...], float]] = {}  # name -> version, since
         self._reported: set[str] = set()
         self._names: dict[str, Inbound | None] = {}  # inbound name -> parsed (names never change)
         self.submitted_at: dict[str, float] = {}  # student/assignment -> its submit time
@@ -137,7 +137,8 @@ class ExchangeCollector:
             )
         return None
 
-    def _once(self, message: str) -> list[str]:
+    def once(self, message: str) -> list[str]:
+        """[message] the first time it is said, then []."""
         if message in self._reported:
             return []
         self._reported.add(message)
@@ -147,13 +148,13 @@ class ExchangeCollector:
         if self.served:
             if assignment in self.served:
                 return True, []
-            return False, self._once(f"exchange: {assignment} is not served here; left in inbound")
+            return False, self.once(f"exchange: {assignment} is not served here; left in inbound")
         if assignment not in self._known and time.monotonic() - self._known_at > KNOWN_REFRESH:
             self._known = self._known_assignments()
             self._known_at = time.monotonic()
         if assignment in self._known:
             return True, []
-        return False, self._once(
+        return False, self.once(
             f"exchange: ignoring submissions of {assignment!r}: not in the gradebook"
         )
 
@@ -162,65 +163,72 @@ class ExchangeCollector:
         try:
             names = [entry.name for entry in os.scandir(self.inbound)]
         except FileNotFoundError:
-            return self._once(f"exchange: no {self.inbound} (yet): grading submitted/ alone")
+            return self.once(f"exchange: no {self.inbound} (yet): grading submitted/ alone")
         except OSError as error:
-            return self._once(f"exchange: cannot read {self.inbound} ({error.strerror})")
+            return self.once(f"exchange: cannot read {self.inbound} ({error.strerror})")
         messages: list[str] = []
-        newest: dict[str, Inbound] = {}
+        by_key: dict[str, list[Inbound]] = {}
         for name in names:
             if name not in self._names:
                 self._names[name] = parse_inbound_name(name)
             record = self._names[name]
             if record is None:
-                messages += self._once(
+                messages += self.once(
                     f"exchange: ignoring inbound/{name}: not student+assignment+timestamp"
                 )
                 continue
             served, notes = self._is_served(record.assignment)
             messages += notes
-            if served and (
-                record.key not in newest or record.timestamp > newest[record.key].timestamp
-            ):
-                newest[record.key] = record
-        for _, record in sorted(newest.items()):
-            messages += self._consider(record)
+            if served:
+                by_key.setdefault(record.key, []).append(record)
+        for _, records in sorted(by_key.items()):
+            # The newest first; past a refused one (a forgery under the student's name,
+            # say), the next newest, so no one can block a student's hand-ins.
+            for record in sorted(records, key=lambda r: r.timestamp, reverse=True):
+                outcome, notes = self._consider(record)
+                messages += notes
+                if outcome != "refused":
+                    break
         return messages
 
-    def _consider(self, record: Inbound) -> list[str]:
-        """Decide one student's newest submission of one assignment, once per version."""
+    def _consider(self, record: Inbound) -> tuple[str, list[str]]:
+        """Decide one inbound folder, once per version: ("wait" | "refused" | "done",
+        the lines to print)."""
         folder = self.inbound / record.name
         try:
             info = os.lstat(folder)
         except FileNotFoundError:
-            return []
-        version = (record.name, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
-        if self._decided.get(record.key) == version:
-            return []
-        pending = self._pending.get(record.key)
+            return "refused", []  # gone: the next newest counts
+        version = (info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+        decided = self._decided.get(record.name)
+        if decided is not None and decided[0] == version:
+            return decided[1], []
+        pending = self._pending.get(record.name)
         if pending is None or pending[0] != version:  # new or changed: look again next time
-            self._pending[record.key] = (version, time.monotonic())
-            return []
+            self._pending[record.name] = (version, time.monotonic())
+            return "wait", []
         waited = time.monotonic() - pending[1]
         complete = all((folder / name).is_file() for name in COMPLETE)
         if stat.S_ISDIR(info.st_mode) and not complete and waited < INCOMPLETE_AFTER:
-            return []  # `nbgrader submit` may still be writing it
-        del self._pending[record.key]
-        self._decided[record.key] = version
+            return "wait", []  # `nbgrader submit` may still be writing it
+        del self._pending[record.name]
         where = f"inbound/{record.name}"
         try:
             collected = self.collect(record)
-        except SubmissionError as error:
-            return [f"REFUSED {record.key} ({where}): {error}"]
-        except OSError as error:
-            return [f"FAILED to collect {record.key} ({where}): {error}"]
+        except (SubmissionError, OSError) as error:
+            self._decided[record.name] = (version, "refused")
+            if isinstance(error, SubmissionError):
+                return "refused", [f"REFUSED {record.key} ({where}): {error}"]
+            return "refused", [f"FAILED to collect {record.key} ({where}): {error}"]
+        self._decided[record.name] = (version, "done")
         if collected is None:
-            return []
+            return "done", []
         self.submitted_at[record.key] = record.timestamp.replace(tzinfo=datetime.UTC).timestamp()
         line = f"collected {record.key} submitted {record.timestamp:%Y-%m-%d %H:%M:%S} UTC"
         if collected.skipped:
             left_out = ", ".join(collected.skipped)
             line += f" (left out, over CourseDirectory.max_file_size: {left_out})"
-        return [line]
+        return "done", [line]
 
     def destination(self, record: Inbound) -> Path:
         step = self.coursedir.submitted_directory

@@ -143,7 +143,11 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
     try:
         while True:
             if not args.no_collect:
-                for line in collector.look():
+                try:
+                    lines = collector.look()
+                except Exception as error:  # e.g. the gradebook unreachable: said once
+                    lines = collector.once(f"FAILED exchange: {type(error).__name__}: {error}")
+                for line in lines:
                     print(line, flush=True)
             for outcome in grader.run():
                 if outcome.status == "skipped":

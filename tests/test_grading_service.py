@@ -164,15 +164,25 @@ def inbound_name(
     return exchange / COURSE_ID / "inbound" / f"{student}+{assignment}+{stamp}+{tag}"
 
 
-def hand_made_inbound(exchange: Path, student: str, tag: str) -> Path:
-    """A submission folder made by hand (as a student may: they own theirs), complete."""
-    stamp = nbgrader_now()
+def hand_made_inbound(exchange: Path, student: str, tag: str, stamp: str = "") -> HandMade:
+    """A complete submission folder made by hand (as a student may: they own theirs)."""
+    stamp = stamp or nbgrader_now()
     staging = exchange / f"staging-{tag}"  # outside inbound/, so it arrives whole
     staging.mkdir()
     shutil.copy(SAMPLE_CLASS / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", staging)
     (staging / "timestamp.txt").write_text(stamp)
     (staging / "submission_secret.txt").write_text("0" * 128)
-    return staging  # the test adds its hostile part, then moves it into inbound/
+    return HandMade(staging, inbound_name(exchange, student, tag, stamp=stamp), stamp)
+
+
+@dataclass
+class HandMade:
+    folder: Path  # where the test adds its hostile part
+    name: Path  # then moves it to, in inbound/
+    stamp: str
+
+    def arrive(self) -> None:
+        self.folder.rename(self.name)
 
 
 def files_under(folder: Path) -> str:
@@ -217,14 +227,14 @@ def test_submissions_from_the_exchange_are_collected_graded_and_fed_back(
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP SECRET of the instructor")
     linked = hand_made_inbound(service.exchange, ME, "link")
-    (linked / "notes.txt").symlink_to(secret)
-    linked.rename(inbound_name(service.exchange, ME, "link"))
+    (linked.folder / "notes.txt").symlink_to(secret)
+    linked.arrive()
     refused = service.next_line(f" {ME}/{ASSIGNMENT}")
     assert refused.startswith(f"REFUSED {ME}/{ASSIGNMENT}"), refused
     assert "notes.txt is a symbolic link; links are refused" in refused
     fifo = hand_made_inbound(service.exchange, ME, "fifo")
-    os.mkfifo(fifo / "pipe")
-    fifo.rename(inbound_name(service.exchange, ME, "fifo"))
+    os.mkfifo(fifo.folder / "pipe")
+    fifo.arrive()
     refused = service.next_line(f" {ME}/{ASSIGNMENT}")
     assert refused.startswith(f"REFUSED {ME}/{ASSIGNMENT}"), refused
     assert "pipe is a special file" in refused
@@ -236,8 +246,8 @@ def test_submissions_from_the_exchange_are_collected_graded_and_fed_back(
     assert f"owned by {ME}, not by zed" in refused
     if os.geteuid() == 0:  # root can also give a folder named for ME to someone else
         given = hand_made_inbound(service.exchange, ME, "given")
-        shutil.chown(given, "nobody")
-        given.rename(inbound_name(service.exchange, ME, "given"))
+        shutil.chown(given.folder, "nobody")
+        given.arrive()
         refused = service.next_line(f" {ME}/{ASSIGNMENT}")
         assert f"owned by nobody, not by {ME}" in refused, refused
 
@@ -294,11 +304,10 @@ def test_unfinished_hard_linked_or_oversized_inbound_folders(
     # Half written (nbgrader submit writes timestamp.txt and the secret last): left alone
     # until complete, then collected and graded.
     unfinished = hand_made_inbound(service.exchange, ME, "late")
-    stamp = (unfinished / "timestamp.txt").read_text()
     for name in ("timestamp.txt", "submission_secret.txt"):
-        (unfinished / name).unlink()
-    arrived = inbound_name(service.exchange, ME, "late", stamp=stamp)
-    unfinished.rename(arrived)
+        (unfinished.folder / name).unlink()
+    unfinished.arrive()
+    arrived, stamp = unfinished.name, unfinished.stamp
     time.sleep(1.0)  # ten looks
     assert service.count("collected") == before["collected"], "".join(service.seen)
     (arrived / "submission_secret.txt").write_text("1" * 128)
@@ -309,20 +318,34 @@ def test_unfinished_hard_linked_or_oversized_inbound_folders(
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP SECRET, linked")
     linked = hand_made_inbound(service.exchange, ME, "hard")
-    os.link(secret, linked / "notes.txt")
-    linked.rename(inbound_name(service.exchange, ME, "hard"))
+    os.link(secret, linked.folder / "notes.txt")
+    linked.arrive()
     refused = service.next_line(f"REFUSED {ME}/")
     assert "notes.txt is hard-linked elsewhere" in refused, refused
     crowded = hand_made_inbound(service.exchange, ME, "many")
     for i in range(200):
-        (crowded / f"page{i}.txt").write_text("x")
-    crowded.rename(inbound_name(service.exchange, ME, "many"))
+        (crowded.folder / f"page{i}.txt").write_text("x")
+    crowded.arrive()
     refused = service.next_line(f"REFUSED {ME}/")
     assert "more than 200 files (c.Budgets.max_submission_files)" in refused, refused
+    # A timestamp.txt that is not the name's (a late hand-in dressed as early): refused.
+    redated = hand_made_inbound(service.exchange, ME, "redated")
+    (redated.folder / "timestamp.txt").write_text("2026-01-01 00:00:00.000000 UTC")
+    redated.arrive()
+    refused = service.next_line(f"REFUSED {ME}/")
+    assert "timestamp.txt says '2026-01-01 00:00:00.000000 UTC', unlike the" in refused, refused
+    # A refused folder dated far ahead does not hide the student's real hand-ins.
+    future = hand_made_inbound(service.exchange, ME, "future", stamp="2099-01-01 00:00:00 UTC")
+    (future.folder / "notes.txt").symlink_to(secret)
+    future.arrive()
+    assert service.next_line(f" {ME}/{ASSIGNMENT}").startswith(f"REFUSED {ME}/{ASSIGNMENT}")
+    hand_made_inbound(service.exchange, ME, "real").arrive()
+    assert service.next_line(f" {ME}/{ASSIGNMENT}").startswith(f"collected {ME}/{ASSIGNMENT}")
+    assert service.next_line(f" {ME}/{ASSIGNMENT}").startswith(f"graded {ME}/{ASSIGNMENT}")
     time.sleep(0.5)
     assert "TOP SECRET" not in files_under(service.course / "submitted")
-    assert service.count("collected") == before["collected"] + 1
-    assert service.count("REFUSED") == before["REFUSED"] + 2
+    assert service.count("collected") == before["collected"] + 2
+    assert service.count("REFUSED") == before["REFUSED"] + 4
 
 
 def test_inbound_names_are_read_as_nbgrader_reads_them() -> None:
