@@ -24,6 +24,7 @@ import argparse
 import datetime
 import os
 import queue
+import secrets
 import shutil
 import signal
 import subprocess
@@ -66,12 +67,14 @@ def nbgrader_submit(home: Path, exchange: Path, sample: Path, student: str) -> f
 
 
 def copy_into_submitted(course: Path, sample: Path, student: str) -> None:
-    """Put `sample`'s submission in submitted/ whole, at once, stamped now."""
+    """Put `sample`'s submission in submitted/ whole, at once, as `nbgrader collect`
+    leaves one (stamped now, with a submission secret)."""
     target = course / "submitted" / student / ASSIGNMENT
     part = target.with_name("arriving")
     shutil.copytree(sample / ASSIGNMENT, part)
     now = datetime.datetime.now(datetime.UTC)
     (part / "timestamp.txt").write_text(now.strftime("%Y-%m-%d %H:%M:%S.%f %Z"))
+    (part / "submission_secret.txt").write_text(secrets.token_hex(64))  # as submit writes it
     if target.exists():  # a resubmission
         target.rename(target.with_name("replaced"))
     part.rename(target)
