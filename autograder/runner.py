@@ -27,6 +27,7 @@ import os
 import queue
 import random
 import secrets
+import sys
 import threading
 import time
 from collections import deque
@@ -50,7 +51,7 @@ from nbgrader.preprocessors import (
     OverwriteKernelspec,
 )
 
-from autograder import diagnoses, trusted
+from autograder import diagnoses, references, trusted
 from autograder.budgets import BudgetExceeded, Budgets
 from autograder.diagnose import Verdict
 from autograder.hygiene import use_this_environment
@@ -100,10 +101,15 @@ class Outcome:
     seconds: float = 0.0
 
 
-def import_judge_and_recorder() -> None:
-    """Import what judging and recording need (PyTorch for the reference values, nbgrader's
-    Autograde converter), in a background thread while the first notebooks run."""
+def import_recorder() -> None:
+    """Import nbgrader's Autograde converter (in a background thread while the first
+    notebooks run)."""
     import nbgrader.converters  # noqa: F401
+
+
+def import_torch() -> None:
+    """Import PyTorch, which the judge needs for reference values not stored yet and for
+    code exercises (in a background thread, when `prepare` finds it will be needed)."""
     import torch  # noqa: F401
 
 
@@ -417,6 +423,7 @@ class Grader:
         self.persistent = persistent
         self._attempted: dict[str, str] = {}  # persistent: submission -> fingerprint tried
         self._pool: ThreadPoolExecutor | None = None
+        self._torch_imported = "torch" in sys.modules  # or being imported
 
     # -------------------------------------------------------------- discovery
 
@@ -546,6 +553,11 @@ class Grader:
                 raise SubmissionError(str(error)) from None
             plan = trusted.instructor_plan(instructor, notebook.cells, self.rng)
             givens = trusted.givens_for(plan.exercise, sub.student)
+            if plan.exercise and not self._torch_imported:
+                needed = plan.function_checks or plan.class_checks
+                if needed or not references.is_stored(plan.exercise, givens):
+                    threading.Thread(target=import_torch, name="torch", daemon=True).start()
+                    self._torch_imported = True
             sub.notebooks.append(PreparedNotebook(notebook_id, notebook, plan, code, givens))
         if not sub.notebooks:
             found = ", ".join(sorted(p.name for p in present.values())) or "no notebook"
@@ -718,7 +730,7 @@ class Grader:
 
     def run(self, progress: Any = None) -> Iterator[Outcome]:
         """Grade everything; yields one Outcome per submission as it completes."""
-        with recording_caches():
+        with recording_caches(), references.stored_in(self.state / "references"):
             yield from self._run()
 
     def _run(self) -> Iterator[Outcome]:
@@ -730,7 +742,7 @@ class Grader:
                 self.close()  # a worker warmed up before discovery is not needed
             return
         self.warm_up(min(len(todo), self.jobs))
-        threading.Thread(target=import_judge_and_recorder, name="imports", daemon=True).start()
+        threading.Thread(target=import_recorder, name="imports", daemon=True).start()
         notebooks = self.known_assignments()
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="grade")
