@@ -16,16 +16,19 @@ from typing import Any
 
 from autograder import trusted
 from autograder.byhand import read_hand_answers
-from autograder.diagnose import format_value
+from autograder.diagnose import Verdict, format_value
 
 DIAGNOSES_DIR = "diagnoses"
 
 
 def notebook_checks(
-    plan: trusted.TrustedPlan, cells: list[Any], calls: list[dict[str, Any]], student: str
+    plan: trusted.TrustedPlan,
+    cells: list[Any],
+    found: dict[int, list[Verdict]],
+    student: str,
 ) -> list[dict[str, Any]]:
-    """One record per check of one notebook: part (grade_id), quantity, passed, kind, value."""
-    found = trusted.verdicts(plan, cells, calls, student)
+    """One record per check of one notebook (`found`: its trusted verdicts by cell index):
+    part (grade_id), quantity, passed, kind, value."""
     code_sources = [cell.source for cell in cells if cell.cell_type == "code"]
     givens = trusted.givens_for(plan.exercise, student) if plan.exercise else None
     answers = read_hand_answers(code_sources, givens)

@@ -1,7 +1,7 @@
 """The execution worker: runs a notebook's code cells in a forked, isolated child.
 
 One worker runs per grading slot (inside bubblewrap when the sandbox is on). It imports
-torch, matplotlib and IPython once; for each request it forks a child that executes the
+torch and IPython once; for each request it forks a child that executes the
 cells in a pristine IPython shell, so no notebook pays for a fresh kernel and a fresh
 `import torch`. The parent never runs learner code and never starts torch's thread pool,
 so forking it stays safe.
@@ -204,9 +204,10 @@ def build_shell() -> Any:
     config.HistoryManager.hist_file = ":memory:"
     config.InteractiveShell.colors = "nocolor"
     config.InteractiveShell.autoindent = False
-    shell = GradingShell.instance(config=config)
-    shell.enable_matplotlib("inline")
-    return shell
+    # No `%matplotlib inline` here: MPLBACKEND names the inline backend, which sets itself
+    # up in this shell when a notebook first imports pyplot. The graded notebooks do not
+    # plot, and importing matplotlib in every worker cost about half a second of start-up.
+    return GradingShell.instance(config=config)
 
 
 def set_limits(limits: dict[str, float]) -> None:
@@ -574,10 +575,6 @@ def relay(request: dict[str, Any], shell: Any) -> None:
 def preload() -> Any:
     """Import what every notebook imports, without starting torch's thread pool."""
     os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
-    import matplotlib
-
-    matplotlib.use("module://matplotlib_inline.backend_inline")
-    import matplotlib.pyplot  # noqa: F401
     import torch
 
     # One intra-op thread: torch then never starts its thread pool, so forking stays safe.

@@ -27,6 +27,7 @@ import os
 import queue
 import random
 import secrets
+import sys
 import threading
 import time
 from collections import deque
@@ -50,8 +51,9 @@ from nbgrader.preprocessors import (
     OverwriteKernelspec,
 )
 
-from autograder import diagnoses, trusted
+from autograder import diagnoses, references, trusted
 from autograder.budgets import BudgetExceeded, Budgets
+from autograder.diagnose import Verdict
 from autograder.hygiene import use_this_environment
 from autograder.inert import make_inert, safe_output
 from autograder.sandbox import STATE_DIR as STATE_DIR  # re-exported for older callers
@@ -99,10 +101,15 @@ class Outcome:
     seconds: float = 0.0
 
 
-def import_judge_and_recorder() -> None:
-    """Import what judging and recording need (PyTorch for the reference values, nbgrader's
-    Autograde converter), in a background thread while the first notebooks run."""
+def import_recorder() -> None:
+    """Import nbgrader's Autograde converter (in a background thread while the first
+    notebooks run)."""
     import nbgrader.converters  # noqa: F401
+
+
+def import_torch() -> None:
+    """Import PyTorch, which the judge needs for reference values not stored yet and for
+    code exercises (in a background thread, when `prepare` finds it will be needed)."""
     import torch  # noqa: F401
 
 
@@ -192,30 +199,61 @@ def tampering_notes(submitted: Any, source_cells: dict[str, Any], notebook_id: s
     return notes
 
 
+_instructor_cells: dict[tuple[str, str, str, str], dict[str, Any]] | None = None
+
+
 @contextlib.contextmanager
-def shared_gradebook_engine() -> Iterator[None]:
-    """Let every nbgrader Gradebook opened meanwhile share one SQLAlchemy engine.
+def recording_caches() -> Iterator[None]:
+    """Within one grading run, compute once what nbgrader computes again and again.
 
-    nbgrader opens a new Gradebook (and so a new engine with an empty statement cache)
-    many times per notebook; recompiling every query dominated recording time. Sharing
-    the engine changes no query and no result, only what is compiled twice.
+    - Every nbgrader Gradebook opened meanwhile shares one SQLAlchemy engine: nbgrader opens
+      a new Gradebook (a new engine, an empty statement cache) many times per notebook.
+    - nbgrader's cell-metadata check calls `jsonschema.validate`, which first validates the
+      schema itself against its meta-schema: once per cell. Here the schema is checked once
+      and the same validator raises the same best-matching error.
+    - The instructor's cells of each notebook are read from the gradebook once per run.
+    None of these changes a query's or a check's result, only what is done twice.
     """
+    global _instructor_cells
+    import jsonschema
     import nbgrader.api
+    import nbgrader.nbgraderformat.common as metadata_format
 
-    original = nbgrader.api.create_engine
+    create_engine = nbgrader.api.create_engine
     engines: dict[str, Any] = {}
+    validators: dict[str, Any] = {}
 
     def cached_engine(url: Any, *args: Any, **kwargs: Any) -> Any:
         key = str(url)
         if key not in engines:
-            engines[key] = original(url, *args, **kwargs)
+            engines[key] = create_engine(url, *args, **kwargs)
         return engines[key]
 
+    def validate(instance: Any, schema: dict[str, Any]) -> None:
+        key = json.dumps(schema, sort_keys=True)
+        if key not in validators:
+            cls = jsonschema.validators.validator_for(schema)
+            cls.check_schema(schema)
+            validators[key] = cls(schema)
+        error = jsonschema.exceptions.best_match(validators[key].iter_errors(instance))
+        if error is not None:
+            raise error
+
+    class CachedSchemas:
+        """`jsonschema` as nbgrader's metadata check sees it, with `validate` cached."""
+
+        def __getattr__(self, name: str) -> Any:
+            return validate if name == "validate" else getattr(jsonschema, name)
+
     nbgrader.api.create_engine = cached_engine
+    metadata_format.jsonschema = CachedSchemas()
+    _instructor_cells = {}
     try:
         yield
     finally:
-        nbgrader.api.create_engine = original
+        nbgrader.api.create_engine = create_engine
+        metadata_format.jsonschema = jsonschema
+        _instructor_cells = None
         for engine in engines.values():
             engine.dispose()
 
@@ -229,7 +267,11 @@ OUTPUT_BUDGET_NOTE = {
 
 
 def source_cells(db_url: str, course_id: str, assignment: str, notebook_id: str) -> dict[str, Any]:
-    """grade_id -> the instructor's source and nbgrader flags for that cell."""
+    """grade_id -> the instructor's source and nbgrader flags for that cell (read once per
+    grading run, see `recording_caches`; the caller must not change what it gets)."""
+    key = (db_url, course_id, assignment, notebook_id)
+    if _instructor_cells is not None and key in _instructor_cells:
+        return _instructor_cells[key]
     cells: dict[str, Any] = {}
     with Gradebook(db_url, course_id) as gb:
         notebook = gb.find_notebook(notebook_id, assignment)
@@ -246,6 +288,8 @@ def source_cells(db_url: str, course_id: str, assignment: str, notebook_id: str)
         for cell in notebook.solution_cells:
             cells.setdefault(cell.name, {"source": None, "grade": False, "locked": False})
             cells[cell.name]["solution"] = True
+    if _instructor_cells is not None:
+        _instructor_cells[key] = cells
     return cells
 
 
@@ -299,7 +343,8 @@ SANITIZERS = [
 
 class UseSanitized(NbGraderPreprocessor):  # type: ignore[misc]
     """nbgrader's sanitising pass, already done: hand over the notebook `prepare` sanitised
-    with the very same preprocessors (`SANITIZERS`), instead of repeating their queries."""
+    with the very same preprocessors (`SANITIZERS`), instead of repeating their queries.
+    (Handed over, not copied: judging is done by then, and the entry is dropped after.)"""
 
     sanitized: dict[tuple[str, str, str], Any] = {}
 
@@ -308,7 +353,7 @@ class UseSanitized(NbGraderPreprocessor):  # type: ignore[misc]
         key = (info["student"], info["assignment"], info["notebook"])
         if key not in self.sanitized:
             raise SubmissionError(f"no sanitised notebook recorded for {'/'.join(key)}")
-        return copy.deepcopy(self.sanitized[key]), resources
+        return self.sanitized[key], resources
 
 
 class InjectOutputs(NbGraderPreprocessor):  # type: ignore[misc]
@@ -378,6 +423,7 @@ class Grader:
         self.persistent = persistent
         self._attempted: dict[str, str] = {}  # persistent: submission -> fingerprint tried
         self._pool: ThreadPoolExecutor | None = None
+        self._torch_imported = "torch" in sys.modules  # or being imported
 
     # -------------------------------------------------------------- discovery
 
@@ -507,6 +553,11 @@ class Grader:
                 raise SubmissionError(str(error)) from None
             plan = trusted.instructor_plan(instructor, notebook.cells, self.rng)
             givens = trusted.givens_for(plan.exercise, sub.student)
+            if plan.exercise and not self._torch_imported:
+                needed = plan.function_checks or plan.class_checks
+                if needed or not references.is_stored(plan.exercise, givens):
+                    threading.Thread(target=import_torch, name="torch", daemon=True).start()
+                    self._torch_imported = True
             sub.notebooks.append(PreparedNotebook(notebook_id, notebook, plan, code, givens))
         if not sub.notebooks:
             found = ", ".join(sorted(p.name for p in present.values())) or "no notebook"
@@ -552,9 +603,13 @@ class Grader:
             self._idle.put(worker)
 
     def judged_cells(
-        self, prepared: PreparedNotebook, result: ExecutionResult, student: str
+        self,
+        prepared: PreparedNotebook,
+        result: ExecutionResult,
+        verdicts: dict[int, list[Verdict]],
     ) -> list[Any]:
-        """Outputs per code cell: executed outputs, failures made explicit, trusted verdicts."""
+        """Outputs per code cell: executed outputs, failures made explicit, and `verdicts`
+        (the trusted ones, by cell index) in place of the test cells' outputs."""
         cells = []
         stopped = False
         budget_used, budget_over = 0, False
@@ -582,7 +637,6 @@ class Grader:
                 ]
                 count = None
             cells.append({"index": index, "outputs": outputs, "execution_count": count})
-        verdicts = trusted.verdicts(prepared.plan, prepared.notebook.cells, result.calls, student)
         for entry in cells:
             if entry["index"] in verdicts:
                 entry["outputs"] = trusted.verdict_outputs(verdicts[entry["index"]])
@@ -635,10 +689,13 @@ class Grader:
             return self.fail(sub, unexecuted)
         checks: dict[str, list[dict[str, Any]]] = {}
         for prepared, result in zip(sub.notebooks, results, strict=True):
-            checks[prepared.notebook_id] = diagnoses.notebook_checks(
+            verdicts = trusted.verdicts(
                 prepared.plan, prepared.notebook.cells, result.calls, sub.student
             )
-            cells = self.judged_cells(prepared, result, sub.student)
+            checks[prepared.notebook_id] = diagnoses.notebook_checks(
+                prepared.plan, prepared.notebook.cells, verdicts, sub.student
+            )
+            cells = self.judged_cells(prepared, result, verdicts)
             sources = [prepared.notebook.cells[i].source for i in prepared.code_cells]
             record = {
                 "sources": hashlib.sha256(json.dumps(sources).encode()).hexdigest(),
@@ -673,7 +730,7 @@ class Grader:
 
     def run(self, progress: Any = None) -> Iterator[Outcome]:
         """Grade everything; yields one Outcome per submission as it completes."""
-        with shared_gradebook_engine():
+        with recording_caches(), references.stored_in(self.state / "references"):
             yield from self._run()
 
     def _run(self) -> Iterator[Outcome]:
@@ -685,7 +742,7 @@ class Grader:
                 self.close()  # a worker warmed up before discovery is not needed
             return
         self.warm_up(min(len(todo), self.jobs))
-        threading.Thread(target=import_judge_and_recorder, name="imports", daemon=True).start()
+        threading.Thread(target=import_recorder, name="imports", daemon=True).start()
         notebooks = self.known_assignments()
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="grade")

@@ -5,9 +5,11 @@ their own, drawn by the rules, and never the lesson's."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -198,3 +200,37 @@ def test_importing_autograder_does_not_import_torch() -> None:
     code = "import autograder, autograder.check, sys; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_stored_references_are_the_computed_ones(exercise: str, tmp_path: Path) -> None:
+    """A grader keeps references in its state folder; read back, they are PyTorch's values."""
+    from autograder import references
+
+    givens = {**exercise_spec(exercise).constants, **learner_givens(exercise, "stored-learner")}
+    (computed,) = compute(exercise_spec(exercise), [givens])
+    references._values.cache_clear()
+    with references.stored_in(tmp_path):
+        assert not references.is_stored(exercise, givens)
+        assert references.reference_values(exercise, givens) == computed  # computed, kept
+        assert references.is_stored(exercise, givens)
+        references._values.cache_clear()
+        assert references.reference_values(exercise, givens) == computed  # read back
+    (entry,) = tmp_path.rglob("*.json")
+    entry.write_text("{not json")  # an unreadable entry is computed again, and repaired
+    references._values.cache_clear()
+    with references.stored_in(tmp_path):
+        assert references.reference_values(exercise, givens) == computed
+    assert json.loads(entry.read_text()) == computed
+    references._values.cache_clear()
+
+
+def test_a_changed_spec_does_not_read_old_references(tmp_path: Path, monkeypatch: Any) -> None:
+    from autograder import references
+
+    givens = learner_givens(NEURON.name, "stored-learner")
+    with references.stored_in(tmp_path):
+        references.reference_values(NEURON.name, givens)
+        assert references.is_stored(NEURON.name, givens)
+        monkeypatch.setattr(references, "_code_fingerprint", lambda: "another-spec")
+        assert not references.is_stored(NEURON.name, givens)

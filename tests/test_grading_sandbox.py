@@ -189,6 +189,7 @@ try:
 except OSError:
     pass
 print('READER ' + json.dumps({'worker': worker_id(), 'time': time.time(), 'found': found}))
+time.sleep(1)  # hold this worker, so the writer's worker takes the next reader
 """
 )
 
@@ -954,6 +955,23 @@ def test_the_shim_gives_the_values_the_grader_injected(tmp_path: Path) -> None:
     assert "checked by the grader" in text[1]
     exported = json.loads(text[2].replace("'", '"'))
     assert "references" not in exported and "EXERCISES" not in exported
+
+
+def test_a_plot_in_a_notebook_comes_back_as_an_image(tmp_path: Path) -> None:
+    """The worker does not preload matplotlib; a notebook that plots still gets its figure."""
+    from autograder.sandbox import Worker
+
+    worker = Worker(Sandbox(wall_seconds=60), tmp_path / "logs")
+    try:
+        result = worker.execute(
+            ["import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])", "print('after')"]
+        )
+    finally:
+        worker.stop()
+    assert result.status == "ok", result.detail
+    mimes = [set(o.get("data", {})) for o in result.cells[0]["outputs"]]
+    assert {"image/png", "text/plain"} in mimes, result.cells[0]["outputs"]
+    assert result.cells[1]["outputs"][0]["text"] == "after\n"
 
 
 def test_check_sandbox_refuses_a_root_sandbox_user() -> None:
