@@ -39,6 +39,20 @@ def submit_sample_class(
                 shutil.copytree(student_dir / name, course / "submitted" / student_dir.name / name)
 
 
+def submit_class_of(course: Path, assignments: list[str], students: int) -> int:
+    """A class of `students` (s000, s001, ...) handing in the sample class's submissions,
+    copied round-robin into `course/submitted/`; the number of notebooks submitted."""
+    samples = [p for p in sorted(SAMPLE_CLASS.iterdir()) if p.is_dir()]
+    notebooks = 0
+    for i in range(students):
+        sample = samples[i % len(samples)]
+        for name in assignments:
+            if (sample / name).is_dir():
+                shutil.copytree(sample / name, course / "submitted" / f"s{i:03d}" / name)
+                notebooks += len(list((sample / name).glob("*.ipynb")))
+    return notebooks
+
+
 def expected_scores() -> dict[tuple[str, str], float]:
     """(student, assignment) -> expected score, as tools/make_sample_class.py derives it."""
     with open(SAMPLE_CLASS / "expected_grades.csv") as handle:

@@ -138,6 +138,20 @@ class HandNumber:
         return judge_hand(q, answer, runtime, context.answers())
 
 
+def sandbox_results(
+    what: str, outcome: tuple[Sequence[Any], Sequence[object] | str] | None, verb: str
+) -> Verdict | tuple[Sequence[Any], Sequence[object]]:
+    """(inputs, results) the sandbox brought back for `what`, or the verdict when there
+    are none (`verb`: what the notebook never did to it)."""
+    if outcome is None:
+        reason = f"the notebook did not finish, so it was never {verb}"
+    elif isinstance(outcome[1], str):
+        reason = outcome[1]
+    else:
+        return outcome[0], outcome[1]
+    return Verdict(False, f"✗ `{what}` could not be tested: {reason}.", "not_run")
+
+
 class CodeFunction:
     """A function the learner writes: its results on drawn cases against PyTorch's."""
 
@@ -147,13 +161,10 @@ class CodeFunction:
         task = part.task
         if task is None:
             raise ValueError(f"{part.name} has no function task")
-        call = context.calls.get(part.name)
-        if call is None:
-            reason = "the notebook did not finish, so it was never called"
-            return Verdict(False, f"✗ `{part.name}` could not be tested: {reason}.", "not_run")
-        cases, results = call
-        if isinstance(results, str):
-            return Verdict(False, f"✗ `{part.name}` could not be tested: {results}.", "not_run")
+        got = sandbox_results(part.name, context.calls.get(part.name), "called")
+        if isinstance(got, Verdict):
+            return got
+        cases, results = got
         if len(results) != len(cases):
             return Verdict(False, f"✗ `{part.name}` was not called on every case.", "not_run")
         return judge_function_results(task, cases, results)
@@ -168,13 +179,10 @@ class ClassAnswer:
         task = part.build
         if task is None:
             raise ValueError(f"{part.name} has no class task")
-        build = context.builds.get(part.name)
-        if build is None:
-            reason = "the notebook did not finish, so it was never built"
-            return Verdict(False, f"✗ `{task.cls}` could not be tested: {reason}.", "not_run")
-        graphs, results = build
-        if isinstance(results, str):
-            return Verdict(False, f"✗ `{task.cls}` could not be tested: {results}.", "not_run")
+        got = sandbox_results(task.cls, context.builds.get(part.name), "built")
+        if isinstance(got, Verdict):
+            return got
+        graphs, results = got
         return judge_class_results(task, graphs, results)
 
 

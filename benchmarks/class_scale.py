@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from autograder.runner import Grader, Submission  # noqa: E402
-from autograder.sample_class import SAMPLE_CLASS, make_course  # noqa: E402
+from autograder.sample_class import make_course, submit_class_of  # noqa: E402
 
 
 class TimedGrader(Grader):
@@ -40,18 +40,6 @@ class TimedGrader(Grader):
             return super().record(sub)
         finally:
             self.recording.append(time.perf_counter() - started)
-
-
-def build_class(course: Path, assignments: list[str], students: int) -> int:
-    samples = [p for p in sorted(SAMPLE_CLASS.iterdir()) if p.is_dir()]
-    notebooks = 0
-    for i in range(students):
-        sample = samples[i % len(samples)]
-        for name in assignments:
-            if (sample / name).is_dir():
-                shutil.copytree(sample / name, course / "submitted" / f"s{i:03d}" / name)
-                notebooks += 1
-    return notebooks
 
 
 def grade(course: Path, jobs: int) -> dict[str, Any]:
@@ -77,7 +65,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="class-scale-") as tmp:
         extra = f'c.CourseDirectory.db_url = "{args.db_url}"\n' if args.db_url else ""
         course = make_course(Path(tmp) / "course", assignments, extra_config=extra)
-        notebooks = build_class(course, assignments, args.students)
+        notebooks = submit_class_of(course, assignments, args.students)
         print(f"class: {args.students} students x {len(assignments)} assignments = "
               f"{notebooks} notebooks; {cores} cores; gradebook "
               f"{'PostgreSQL' if args.db_url else 'SQLite'}")  # fmt: skip

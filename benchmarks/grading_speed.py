@@ -15,7 +15,6 @@ import argparse
 import csv
 import io
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 BIN = Path(sys.executable).parent
 
-from autograder.sample_class import SAMPLE_CLASS, make_course  # noqa: E402
+from autograder.sample_class import make_course, submit_class_of  # noqa: E402
 
 
 def run(args: list[str], cwd: Path) -> float:
@@ -37,19 +36,6 @@ def run(args: list[str], cwd: Path) -> float:
     if result.returncode not in (0, 1):
         sys.exit(f"{' '.join(args)} failed:\n{result.stderr[-3000:]}")
     return elapsed
-
-
-def build_class(course: Path, assignments: list[str], students: int) -> int:
-    """Copy the sample submissions round-robin into `students` students; return notebooks."""
-    samples = [p for p in sorted(SAMPLE_CLASS.iterdir()) if p.is_dir()]
-    notebooks = 0
-    for i in range(students):
-        sample = samples[i % len(samples)]
-        for name in assignments:
-            if (sample / name).is_dir():
-                shutil.copytree(sample / name, course / "submitted" / f"s{i:03d}" / name)
-                notebooks += len(list((sample / name).glob("*.ipynb")))
-    return notebooks
 
 
 def grades(course: Path) -> list[dict[str, str]]:
@@ -84,7 +70,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="grading-bench-") as tmp:
         root = Path(tmp)
         ours = make_course(root / "ours", assignments)
-        notebooks = build_class(ours, assignments, args.students)
+        notebooks = submit_class_of(ours, assignments, args.students)
         print(
             f"class: {args.students} students x {len(assignments)} assignments = {notebooks} notebooks"
         )
@@ -94,7 +80,7 @@ def main() -> int:
             f"= {ours_s / notebooks:.3f} s/notebook"
         )
         open_course = make_course(root / "open", assignments)
-        build_class(open_course, assignments, args.students)
+        submit_class_of(open_course, assignments, args.students)
         open_s = run(
             [str(BIN / "autograder"), "grade", "--quiet", "--no-sandbox", "-j", str(args.jobs)],
             open_course,
@@ -109,7 +95,7 @@ def main() -> int:
         if args.skip_nbgrader:
             return 0
         theirs = make_course(root / "nbgrader", assignments)
-        build_class(theirs, assignments, args.students)
+        submit_class_of(theirs, assignments, args.students)
         started = time.perf_counter()
         for name in assignments:
             run([str(BIN / "nbgrader"), "autograde", name], theirs)
