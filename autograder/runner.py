@@ -124,6 +124,17 @@ def atomic_write_json(path: Path, data: Any) -> None:
     os.replace(temporary, path)
 
 
+def stat_signature(files: list[Path], source: Path) -> tuple[tuple[str, int, int, int, int], ...]:
+    """What changes whenever a submitted or source file changes (size, inode, modification
+    and status-change times: the ctime cannot be set back), read without opening them."""
+    paths = [*files, *(p for p in source.rglob("*") if p.is_file())]
+    signature = []
+    for path in paths:
+        info = os.lstat(path)
+        signature.append((str(path), info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns))
+    return tuple(signature)
+
+
 def fingerprint(files: list[Path], folder: Path, source: Path) -> str:
     """A hash of every submitted file (checked: `check_folder`) and of the source version."""
     digest = hashlib.sha256()
@@ -422,6 +433,7 @@ class Grader:
         self.stop_requested = threading.Event()  # set on Ctrl-C: finish the current record
         self.persistent = persistent
         self._attempted: dict[str, str] = {}  # persistent: submission -> fingerprint tried
+        self._fingerprints: dict[str, tuple[Any, str]] = {}  # persistent: (stat, fingerprint)
         self._pool: ThreadPoolExecutor | None = None
         self._torch_imported = "torch" in sys.modules  # or being imported
 
@@ -473,8 +485,8 @@ class Grader:
                     self.coursedir.format_path(self.coursedir.source_directory, ".", assignment)
                 )
                 try:
-                    sub.fingerprint = fingerprint(files, folder, source)
-                except SubmissionError as error:
+                    sub.fingerprint = self.fingerprint(sub, files, source)
+                except (SubmissionError, OSError) as error:
                     skipped.append(Outcome(sub, "failed", [str(error)]))
                     continue
                 if self.persistent and self._attempted.get(sub.key) == sub.fingerprint:
@@ -484,6 +496,18 @@ class Grader:
                 else:
                     todo.append(sub)
         return todo, skipped
+
+    def fingerprint(self, sub: Submission, files: list[Path], source: Path) -> str:
+        """The submission's fingerprint; a service hashes a folder again only when a file's
+        status changed since its last look (looking every fraction of a second)."""
+        if not self.persistent:
+            return fingerprint(files, sub.path, source)
+        signature = stat_signature(files, source)
+        known = self._fingerprints.get(sub.key)
+        if known is None or known[0] != signature:
+            known = (signature, fingerprint(files, sub.path, source))
+            self._fingerprints[sub.key] = known
+        return known[1]
 
     def graded_marker(self, sub: Submission) -> Path:
         return self.state / "graded" / sub.assignment / f"{sub.student}.json"

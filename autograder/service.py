@@ -32,7 +32,7 @@ from autograder.sandbox import Sandbox, Worker, load_config, worker_log_dir
 def submitted_at(folder: Path) -> float:
     """When the submission in `folder` arrived: its newest status change (copies keep
     their mtimes, not their ctimes)."""
-    times = [p.stat().st_ctime for p in [folder, *folder.rglob("*")]]
+    times = [p.lstat().st_ctime for p in [folder, *folder.rglob("*")]]
     return max(times, default=time.time())
 
 
@@ -140,6 +140,7 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
     feedback = FeedbackReleaser(course) if args.release_feedback else None
     source = "submitted/" if args.no_collect else f"{collector.inbound} and submitted/"
     print(f"serving {course}: grading new submissions from {source} (Ctrl-C stops)", flush=True)
+    failed: dict[str, str] = {}  # submission -> the reason last printed
     try:
         while True:
             if not args.no_collect:
@@ -153,8 +154,8 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
                 if outcome.status == "skipped":
                     continue
                 sub = outcome.submission
-                since = collector.submitted_at.pop(sub.key, None) or submitted_at(sub.path)
                 if outcome.status == "graded":
+                    since = collector.submitted_at.pop(sub.key, None) or submitted_at(sub.path)
                     print(
                         f"graded {sub.key} {outcome.score:g}/{outcome.max_score:g} "
                         f"{time.time() - since:.2f} s after submission",
@@ -163,7 +164,12 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
                     if feedback is not None:
                         feedback.add(sub.assignment, sub.student, since)
                 else:
-                    print(f"FAILED {sub.key}: {'; '.join(outcome.reasons)}", flush=True)
+                    reason = "; ".join(outcome.reasons)
+                    if failed.get(sub.key) != reason:  # a refused folder: said once, not each look
+                        print(f"FAILED {sub.key}: {reason}", flush=True)
+                    failed[sub.key] = reason
+                    continue
+                failed.pop(sub.key, None)
             time.sleep(args.interval)
     except KeyboardInterrupt:
         print("stopping", flush=True)

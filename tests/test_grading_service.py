@@ -292,8 +292,16 @@ def test_the_service_grades_arrivals_and_resubmissions_once_each(service: Servic
     (broken / f"{ASSIGNMENT}.ipynb").write_text("{not json")
     failed = service.next_line(f" cyd/{ASSIGNMENT}")
     assert failed.startswith("FAILED cyd/"), failed
+    # A folder refused before anything in it is read (a link to a file that does not
+    # exist) is also reported once, not at every look.
+    linked = course / "submitted" / "dot" / ASSIGNMENT
+    linked.mkdir(parents=True)
+    (linked / f"{ASSIGNMENT}.ipynb").symlink_to(course / "no-such-file")
+    failed = service.next_line(f" dot/{ASSIGNMENT}")
+    assert failed.startswith("FAILED dot/") and "link" in failed, failed
     time.sleep(1.0)
     assert service.count("FAILED cyd/") == 1, "".join(service.seen)
+    assert service.count("FAILED dot/") == 1, "".join(service.seen)
     assert service.count("graded ada/") == 2, "".join(service.seen)
 
 
