@@ -20,6 +20,7 @@ from autograder.sandbox import (  # noqa: E402
     SandboxUnavailable,
     Worker,
     check_sandbox,
+    default_jobs,
     load_config,
     worker_log_dir,
 )
@@ -83,8 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
         "-j",
         "--jobs",
         type=int,
-        default=os.cpu_count() or 1,
-        help="parallel workers (default: the number of cores)",
+        default=default_jobs(),
+        help="parallel workers (default: one per core but one, for the grader's own thread)",
     )
     grade.add_argument("--student", action="append", help="only this student (repeatable)")
     grade.add_argument("--force", action="store_true", help="regrade even what is already graded")

@@ -30,6 +30,7 @@ import secrets
 import sys
 import threading
 import time
+import warnings
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -57,7 +58,7 @@ from autograder.diagnose import Verdict
 from autograder.hygiene import use_this_environment
 from autograder.inert import make_inert, safe_output
 from autograder.sandbox import STATE_DIR as STATE_DIR  # re-exported for older callers
-from autograder.sandbox import ExecutionResult, Sandbox, Worker, worker_log_dir
+from autograder.sandbox import ExecutionResult, Sandbox, Worker, default_jobs, worker_log_dir
 from autograder.sandbox import load_config as load_config  # re-exported for older callers
 from autograder.submissions import SubmissionError, check_folder, check_student_id, read_file
 
@@ -223,7 +224,8 @@ def recording_caches() -> Iterator[None]:
       schema itself against its meta-schema: once per cell. Here the schema is checked once
       and the same validator raises the same best-matching error.
     - The instructor's cells of each notebook are read from the gradebook once per run.
-    None of these changes a query's or a check's result, only what is done twice.
+    None of these changes a query's or a check's result, only what is done twice. (And
+    nbgrader's harmless SQLAlchemy warnings on a regrade are kept off the output.)
     """
     global _instructor_cells
     import jsonschema
@@ -260,7 +262,13 @@ def recording_caches() -> Iterator[None]:
     metadata_format.jsonschema = CachedSchemas()
     _instructor_cells = {}
     try:
-        yield
+        with warnings.catch_warnings():
+            # nbgrader's regrade path warns on every notebook that SQLAlchemy will not
+            # cascade an object it removed itself: harmless, and it buried the real output.
+            warnings.filterwarnings(
+                "ignore", message=r"Object of type <Submitted\w+> not in session"
+            )
+            yield
     finally:
         nbgrader.api.create_engine = create_engine
         metadata_format.jsonschema = jsonschema
@@ -418,7 +426,7 @@ class Grader:
             self.sandbox.enabled = False
         self.assignments = assignments
         self.students = students
-        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.jobs = max(1, jobs or default_jobs())
         self.force = force
         self.rng = random.Random(seed if seed is not None else secrets.randbits(64))
         self.state = self.course_dir / STATE_DIR

@@ -398,6 +398,13 @@ def check_sandbox(sandbox: Sandbox) -> None:
 # ---------------------------------------------------------------- workers
 
 
+def default_jobs() -> int:
+    """Workers by default: one per core but one, which the grader's own thread needs (it
+    prepares, judges and records every notebook, about 0.15 s each; on 2 cores a second
+    worker made a class slower: `benchmarks/class_scale.py`)."""
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
 @dataclass
 class ExecutionResult:
     """What one notebook's execution produced."""

@@ -26,6 +26,7 @@ sys.path.insert(0, str(REPO))
 BIN = Path(sys.executable).parent
 
 from autograder.sample_class import make_course, submit_class_of  # noqa: E402
+from autograder.sandbox import default_jobs  # noqa: E402
 
 
 def run(args: list[str], cwd: Path) -> float:
@@ -61,7 +62,9 @@ def floor_seconds() -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--students", type=int, default=40, help="class size (default 40)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="grader workers")
+    parser.add_argument(
+        "--jobs", type=int, default=default_jobs(), help="grader workers (default: as grade's)"
+    )
     parser.add_argument(
         "--skip-nbgrader", action="store_true", help="only time autograder (no baseline)"
     )

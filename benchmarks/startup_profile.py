@@ -74,7 +74,7 @@ def main() -> None:
 
         check_sandbox(Sandbox(config=load_config(course)))
         lap("check_sandbox")
-        grader = Grader(course, jobs=os.cpu_count() or 1)
+        grader = Grader(course)
         grader.total()
         lap("Grader() and discovery (fingerprints)")
         known = grader.known_assignments()
