@@ -20,6 +20,7 @@ in her score, which only the release after formgrader can give.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import re
 import signal
@@ -101,7 +102,7 @@ def stop_service(hub: ClassHub, service: subprocess.Popen[str]) -> int:
         try:
             return service.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            service.kill()
+            os.killpg(service.pid, signal.SIGKILL)  # runuser and the service, its own group
             service.wait()
             raise
     return service.returncode
