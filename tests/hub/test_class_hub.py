@@ -274,7 +274,7 @@ def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None
     finally:
         status = stop_service(hub, service)
         printed = output.rest()
-    assert status == 0, f"autograder serve exited {status}:\n{printed}"
+    assert status == 0 and printed.endswith("stopping"), f"autograder serve: {status}\n{printed}"
     assert "FAILED" not in printed and "REFUSED" not in printed, printed
 
     # --- instructor: collect (the service collected every submission already) -----------
