@@ -98,17 +98,47 @@ class ClassHub:
             "sh", str(script), str(home), str(hold), *command,
         ]  # fmt: skip
 
+    def user_command(self, user: str, *command: str) -> list[str]:
+        """`command` as `user` (login environment, the venv on PATH); runuser forks it."""
+        home = pwd.getpwnam(user).pw_dir
+        env = ["env", "-i", f"HOME={home}", f"USER={user}", f"PATH={VENV_BIN}:/usr/bin:/bin",
+               "LANG=C.UTF-8"]  # fmt: skip
+        return self.wrap(["runuser", "-u", user, "--", *env, *command])
+
     def as_user(
         self, user: str, *command: str, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
         """Run a command as `user` (login environment, the venv on PATH)."""
-        home = pwd.getpwnam(user).pw_dir
-        env = ["env", "-i", f"HOME={home}", f"USER={user}", f"PATH={VENV_BIN}:/usr/bin:/bin",
-               "LANG=C.UTF-8"]  # fmt: skip
-        full = self.wrap(["runuser", "-u", user, "--", *env, *command])
         return subprocess.run(
-            full, cwd=cwd or self.course, capture_output=True, text=True, timeout=600
+            self.user_command(user, *command),
+            cwd=cwd or self.course,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
+
+    def start_as(self, user: str, *command: str) -> subprocess.Popen[str]:
+        """Start a long-running command as `user` in the course folder, its output (stdout
+        and stderr) piped line by line. Stop it with `signal_command`, not the Popen's pid
+        (runuser would answer a signal by killing the command two seconds later)."""
+        return subprocess.Popen(
+            self.user_command(user, *command),
+            cwd=self.course,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+            start_new_session=True,
+        )
+
+    @staticmethod
+    def signal_command(process: subprocess.Popen[str], signum: int) -> None:
+        """Send `signum` to the command `start_as` started (runuser's child; the Popen's pid
+        is runuser, which `wrap` execs into)."""
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+        pids = children.read_text().split() if children.exists() else []
+        assert len(pids) == 1, f"runuser {process.pid} has children {pids}, not one command"
+        os.kill(int(pids[0]), signum)
 
     def check_as(self, user: str, *command: str) -> str:
         done = self.as_user(user, *command)

@@ -4,15 +4,29 @@ Three students log in through the hub's login page, fetch the assignment in the
 Assignments tab, answer it (ada right, ben wrong, dee leaves it blank: their notebooks are
 the sample class's, written into the fetched folder as the student; dee's is the fetched
 notebook untouched), Validate, Submit.
-The instructor collects, grades with `autograder grade` as their own ordinary account,
-grades ada's written answer in formgrader, releases feedback; ben fetches it in the
-Assignments tab and reads his diagnosis.
+Before they hand in, the instructor starts `autograder serve --release-feedback` as their
+own ordinary account (in the same sandbox and delegated cgroups as `autograder grade`):
+after each Submit its output must say the student's submission was graded, with the
+expected score; the seconds from the Submit click to that line are printed (shown with
+`pytest -s`), not asserted (speed is measured in benchmarks/service_latency.py). ben then
+fetches the feedback the service released in the Assignments tab and reads his diagnosis.
+The service is stopped with SIGTERM (exit status 0), and the manual path follows: the
+instructor collects (finding what the service collected), regrades everything with
+`autograder grade --force` as their ordinary account, grades ada's written answer in
+formgrader, releases feedback again; ada fetches it and reads the written answer's point
+in her score, which only the release after formgrader can give.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import queue
 import re
+import signal
+import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,10 +34,78 @@ import pytest
 from class_hub import ASSIGNMENT, COURSE_ID, REPO, ClassHub
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from autograder.sample_class import expected_scores
+
 pytestmark = [pytest.mark.browser, pytest.mark.nbgrader, pytest.mark.sandbox]
 
 SAMPLE = REPO / "instructor" / "sample_class"
 LONG = 180_000  # ms: a server spawn or a validation on a busy 2-core machine
+SERVICE_WAIT = 120.0  # s: generous (the goal is 3 s; its speed is the benchmark's to measure)
+
+
+class ServiceOutput:
+    """The lines a running command prints, each with the time it was read."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
+        self.lines: list[tuple[float, str]] = []
+        self._arrived: queue.Queue[tuple[float, str] | None] = queue.Queue()
+        self._ended = False
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self._arrived.put((time.time(), line.rstrip("\n")))
+        self._arrived.put(None)
+
+    def _take(self, timeout: float) -> bool:
+        """Move one line read into `lines`, waiting up to `timeout`; False: none came."""
+        try:
+            item = self._arrived.get(timeout=max(timeout, 0.0))
+        except queue.Empty:
+            return False
+        if item is None:
+            self._ended = True
+            return False
+        self.lines.append(item)
+        return True
+
+    def wait_for(self, pattern: str, timeout: float = SERVICE_WAIT) -> tuple[re.Match[str], float]:
+        """The first line printed (so far or within `timeout`) matching `pattern`, and when
+        it was read."""
+        deadline = time.monotonic() + timeout
+        seen = 0
+        while True:
+            for arrived, line in self.lines[seen:]:
+                if found := re.search(pattern, line):
+                    return found, arrived
+            seen = len(self.lines)
+            if self._ended or not self._take(deadline - time.monotonic()):
+                state = "ended" if self._ended else f"printed nothing like it in {timeout:g} s"
+                shown = "\n".join(line for _, line in self.lines[-40:])
+                raise AssertionError(f"waiting for {pattern!r}: the service {state}:\n{shown}")
+
+    def rest(self, timeout: float = 10.0) -> str:
+        """Everything printed, once the output ended (or `timeout` passed)."""
+        self._reader.join(timeout)
+        while not self._ended and self._take(0.0):
+            pass
+        return "\n".join(line for _, line in self.lines)
+
+
+def stop_service(hub: ClassHub, service: subprocess.Popen[str]) -> int:
+    """SIGTERM to the service (as `autograder serve` documents); its exit status."""
+    if service.poll() is None:
+        hub.signal_command(service, signal.SIGTERM)
+        try:
+            return service.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(service.pid, signal.SIGKILL)  # runuser and the service, its own group
+            service.wait()
+            raise
+    return service.returncode
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +143,11 @@ def open_assignments(page: Page) -> None:
     page.wait_for_selector("#released_assignments_list", timeout=LONG)
 
 
-def student_turn(browser: Browser, hub: ClassHub, user: str, profile: str) -> tuple[Page, str]:
-    """Log in, fetch, answer, validate, submit; returns the page and the validation text."""
+def student_turn(
+    browser: Browser, hub: ClassHub, user: str, profile: str
+) -> tuple[Page, str, float]:
+    """Log in, fetch, answer, validate, submit; returns the page, the validation text and
+    when Submit was clicked."""
     page = log_in(browser, hub, user)
     open_assignments(page)
     page.click("#released_assignments_list button:text('Fetch')")
@@ -82,9 +167,12 @@ def student_turn(browser: Browser, hub: ClassHub, user: str, profile: str) -> tu
     validation = dialog.inner_text()
     dialog.locator("button").last.click()
     open_assignments(page)
-    page.click("#fetched_assignments_list button:text('Submit')")
+    submit = page.locator("#fetched_assignments_list button:text('Submit')")
+    submit.wait_for(timeout=LONG)
+    clicked = time.time()
+    submit.click()
     page.wait_for_selector(f"#submitted_assignments_list >> text={ASSIGNMENT}", timeout=LONG)
-    return page, validation
+    return page, validation, clicked
 
 
 def ben_diagnosis() -> str:
@@ -125,33 +213,82 @@ def submission_notebook_id(hub: ClassHub, student: str) -> str:
         return str(gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student).id)
 
 
+def fetch_feedback(hub: ClassHub, page: Page, user: str) -> str:
+    """Fetch Feedback in the user's Assignments tab; the newest page's path in their home."""
+    open_assignments(page)
+    page.click("#submitted_assignments_list button:text('Fetch Feedback')")
+    home = Path(f"/home/{user}")
+    for _ in range(120):
+        files = sorted((home / ASSIGNMENT / "feedback").glob(f"*/{ASSIGNMENT}.html"))
+        if files:
+            return str(files[-1].relative_to(home))
+        page.wait_for_timeout(500)
+    raise AssertionError(f"no feedback fetched into {home / ASSIGNMENT / 'feedback'}")
+
+
 def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None:
     ada, ben, dee = hub.students
     teacher = hub.instructor
+    profiles = dict(zip(hub.students, ("ada", "ben", "dee"), strict=True))
+    expected = {
+        user: expected_scores()[(profile, ASSIGNMENT)] for user, profile in profiles.items()
+    }
 
-    # --- students: log in, fetch, answer, Validate, Submit --------------------------
-    pages = {}
-    for user, profile in zip(hub.students, ("ada", "ben", "dee"), strict=True):
-        pages[user], validation = student_turn(browser, hub, user, profile)
-        if profile == "ada":
-            assert "Success" in validation or "passed" in validation, validation
-        elif profile == "ben":
-            assert ben_diagnosis() in validation, validation
-        else:
-            assert "failed" in validation, validation
-    inbound = sorted(p.name.split("+")[0] for p in (hub.exchange / COURSE_ID / "inbound").iterdir())
-    assert inbound == sorted(hub.students)
+    # --- instructor: the warm grading service, as their own ordinary account ------------
+    service = hub.start_as(teacher, "autograder", "serve", "--release-feedback")
+    output = ServiceOutput(service)  # reads it in a thread from now on
+    try:
+        output.wait_for(r"^serving ")
 
-    # --- instructor: collect -----------------------------------------------------
+        # --- students: log in, fetch, answer, Validate, Submit; graded as they hand in --
+        pages = {}
+        seconds = {}
+        for user, profile in profiles.items():
+            pages[user], validation, clicked = student_turn(browser, hub, user, profile)
+            if profile == "ada":
+                assert "Success" in validation or "passed" in validation, validation
+            elif profile == "ben":
+                assert ben_diagnosis() in validation, validation
+            else:
+                assert "failed" in validation, validation
+            found, arrived = output.wait_for(
+                rf"^graded {user}/{ASSIGNMENT} (\S+)/(\S+) (\S+) s after submission$"
+            )
+            assert float(found[1]) == expected[user], found[0]
+            seconds[user] = (arrived - clicked, float(found[3]))
+        inbound = sorted(
+            p.name.split("+")[0] for p in (hub.exchange / COURSE_ID / "inbound").iterdir()
+        )
+        assert inbound == sorted(hub.students)
+        for user, (from_click, said) in seconds.items():
+            print(
+                f"\nautograder serve: {user} graded {from_click:.2f} s after the Submit click "
+                f"(the service says {said:.2f} s after submission)"
+            )
+
+        # --- ben fetches the feedback the service released and reads his diagnosis ------
+        output.wait_for(rf"^feedback {ben}/{ASSIGNMENT}: released")
+        page = pages[ben]
+        page.goto(f"{hub.url}/user/{ben}/files/{fetch_feedback(hub, page, ben)}")
+        page.wait_for_selector(f"text={ben_diagnosis()}", timeout=LONG)
+    finally:
+        status = stop_service(hub, service)
+        printed = output.rest()
+    assert status == 0 and printed.endswith("stopping"), f"autograder serve: {status}\n{printed}"
+    assert "FAILED" not in printed and "REFUSED" not in printed, printed
+
+    # --- instructor: collect (the service collected every submission already) -----------
     hub.check_as(teacher, "nbgrader", "collect", ASSIGNMENT)
     assert sorted(p.name for p in (hub.course / "submitted").iterdir()) == sorted(hub.students)
 
-    # --- instructor: grade with `autograder grade` as their own ordinary account ------
-    # (in a cgroup subtree delegated to them, as the README tells an administrator)
-    graded = hub.as_user(teacher, "autograder", "grade", ASSIGNMENT, "--quiet")
+    # --- instructor: regrade with `autograder grade` as their own ordinary account --------
+    # (in a cgroup subtree delegated to them, as the README tells an administrator);
+    # --force: the service graded these already, and a skip would test nothing
+    graded = hub.as_user(teacher, "autograder", "grade", ASSIGNMENT, "--force", "--quiet")
     assert graded.returncode == 0, (
         f"STEP grade-as-ordinary-user failed:\n{graded.stdout}\n{graded.stderr}"
     )
+    assert f"{len(hub.students)} graded, 0 failed" in graded.stdout, graded.stdout
     assert "noted" not in graded.stdout, (  # e.g. a notebook the sandbox could not run
         f"STEP grade-as-ordinary-user failed:\n{graded.stdout}"
     )
@@ -161,7 +298,7 @@ def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None
         cells = json.loads(autograded.read_text())["cells"]
         assert all(c["execution_count"] for c in cells if c["cell_type"] == "code"), student
     scores = gradebook(hub)
-    assert {u: s for u, (s, _) in scores.items()} == {ada: 10.0, ben: 6.0, dee: 0.0}
+    assert {u: s for u, (s, _) in scores.items()} == expected
 
     # --- instructor: grade ada's written answer in formgrader ----------------------------
     page = log_in(browser, hub, teacher)
@@ -172,22 +309,17 @@ def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None
     score.wait_for(timeout=LONG)
     score.fill("1")
     score.press("Tab")  # formgrader saves on change
+    with_written = (expected[ada] + 1, 1.0)
     for _ in range(60):
-        if gradebook(hub)[ada] == (11.0, 1.0):
+        if gradebook(hub)[ada] == with_written:
             break
         page.wait_for_timeout(500)
-    assert gradebook(hub)[ada] == (11.0, 1.0)
+    assert gradebook(hub)[ada] == with_written
 
-    # --- instructor: release feedback; ben fetches it and reads his diagnosis ------------
-    hub.check_as(teacher, "nbgrader", "generate_feedback", ASSIGNMENT)
+    # --- instructor: release feedback again (--force: the service's is there already);
+    # ada fetches it and reads her score with the written answer's point ----------------
+    hub.check_as(teacher, "nbgrader", "generate_feedback", ASSIGNMENT, "--force")
     hub.check_as(teacher, "nbgrader", "release_feedback", ASSIGNMENT)
-    page = pages[ben]
-    open_assignments(page)
-    page.click("#submitted_assignments_list button:text('Fetch Feedback')")
-    feedback_dir = Path(f"/home/{ben}") / ASSIGNMENT / "feedback"
-    page.wait_for_timeout(3000)
-    files = sorted(feedback_dir.glob(f"*/{ASSIGNMENT}.html"))
-    assert files, f"no feedback fetched into {feedback_dir}"
-    relative = files[-1].relative_to(Path(f"/home/{ben}"))
-    page.goto(f"{hub.url}/user/{ben}/files/{relative}")
-    page.wait_for_selector(f"text={ben_diagnosis()}", timeout=LONG)
+    page = pages[ada]
+    page.goto(f"{hub.url}/user/{ada}/files/{fetch_feedback(hub, page, ada)}")
+    page.wait_for_selector(f"text=(Score: {with_written[0]:.1f} / ", timeout=LONG)
