@@ -111,11 +111,15 @@ class FeedbackReleaser:
 
 def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
     """Grade new submissions until interrupted (SIGINT or SIGTERM); the exit status."""
-    from autograder.runner import Grader
+    from autograder.runner import Grader, import_recorder, import_torch
 
     workers = [Worker(sandbox, worker_log_dir(course)) for _ in range(args.jobs)]
     for worker in workers:
         worker.start_soon()
+    # What the first grading needs (nbgrader's converter, PyTorch for references not yet
+    # stored) is loaded while the service waits, not when the first learner hands in.
+    for load in (import_recorder, import_torch):
+        threading.Thread(target=load, name=load.__name__, daemon=True).start()
 
     def interrupt(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
