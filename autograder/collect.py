@@ -45,6 +45,7 @@ from autograder.submissions import (
     check_folder,
     check_student_id,
     check_student_name,
+    open_no_follow,
     read_file,
 )
 
@@ -263,11 +264,8 @@ class ExchangeCollector:
         existing = self.existing_timestamp(dest)
         if existing is not None and record.timestamp <= existing:
             return None
-        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-        try:
-            fd = os.open(source, flags)  # what is checked below is what is copied
-        except OSError as error:
-            raise SubmissionError(f"not a folder one may open ({error.strerror})") from None
+        # What is checked below is what is copied.
+        fd = open_no_follow(source, os.O_RDONLY | os.O_DIRECTORY, "not a folder one may open")
         try:
             return self._collect_open(fd, record, dest)
         finally:
@@ -327,11 +325,8 @@ class ExchangeCollector:
             if state.owner is not None and info.st_uid != state.owner:
                 raise SubmissionError(f"{path} belongs to {owner_name(info.st_uid)}; refused")
             if stat.S_ISDIR(info.st_mode):
-                flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-                try:
-                    sub = os.open(name, flags, dir_fd=fd)
-                except OSError as error:
-                    raise SubmissionError(f"{path} cannot be opened ({error.strerror})") from None
+                flags = os.O_RDONLY | os.O_DIRECTORY
+                sub = open_no_follow(name, flags, f"{path} cannot be opened", dir_fd=fd)
                 try:
                     (dest / name).mkdir(mode=0o755)
                     self._copy_folder(sub, dest / name, path, state)

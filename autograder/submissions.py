@@ -95,14 +95,20 @@ def check_folder(folder: Path, budgets: FolderBudgets) -> list[Path] | None:
     return sorted(files)
 
 
+def open_no_follow(path: Path | str, flags: int, refusal: str, dir_fd: int | None = None) -> int:
+    """`os.open` never through a link (O_NOFOLLOW, O_CLOEXEC added); with `dir_fd`, `path` is
+    a name in that open folder. SubmissionError "<refusal> (<why>)" when it cannot be."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError as error:
+        raise SubmissionError(f"{refusal} ({error.strerror})") from None
+
+
 def read_file(path: Path, limit: int | None, dir_fd: int | None = None) -> bytes:
     """A submitted regular file's bytes, never through a link; SubmissionError past `limit`.
     With `dir_fd`, `path` is a name in that open folder."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags, dir_fd=dir_fd)
-    except OSError as error:
-        raise SubmissionError(f"{path.name} cannot be read ({error.strerror})") from None
+    flags = os.O_RDONLY | os.O_NONBLOCK
+    fd = open_no_follow(path, flags, f"{path.name} cannot be read", dir_fd)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
