@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+HUB    := autograder/classroom/hub
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 PORT   ?= 8888
 # The venv's tools first on PATH (nbgrader runs `alembic` by name, tests run `nbgrader`).
@@ -26,11 +27,11 @@ lab: $(STAMP)  ## set up everything, then start JupyterLab on the course (prints
 	  --ServerApp.ip=127.0.0.1 $(ROOT_FLAG) \
 	  --ServerApp.default_url=/lab/tree/course/01_what_a_gradient_is.ipynb
 
-test: $(STAMP) system axe classroom/node_modules lint typecheck  ## set up everything, then run every check and test
-	$(BIN)/python -m autograder.spec_notebooks --check
-	$(BIN)/python -m autograder.spec_docs --check
-	$(BIN)/python -m autograder.release --check
-	$(BIN)/python -m autograder.hygiene --check course/*.ipynb solutions/*/*.ipynb exercises/*/*.ipynb
+test: $(STAMP) system axe $(HUB)/node_modules lint typecheck  ## set up everything, then run every check and test
+	$(BIN)/python -m autograder.authoring.notebooks --check
+	$(BIN)/python -m autograder.authoring.docs --check
+	$(BIN)/python -m autograder.authoring.release --check
+	$(BIN)/python -m autograder.authoring.hygiene --check course/*.ipynb solutions/*/*.ipynb exercises/*/*.ipynb
 	$(BIN)/pytest tests --ignore=tests/hub
 	@# the hub test drives its own Playwright: one sync Playwright per process
 	$(BIN)/pytest tests/hub
@@ -39,7 +40,7 @@ test: $(STAMP) system axe classroom/node_modules lint typecheck  ## set up every
 unit: $(STAMP)  ## the test suite without the browser tests
 	$(BIN)/pytest tests --ignore=tests/browser --ignore=tests/hub
 
-browser: $(STAMP) system axe classroom/node_modules  ## the JupyterLab and JupyterHub tests in Debian's Chromium
+browser: $(STAMP) system axe $(HUB)/node_modules  ## the JupyterLab and JupyterHub tests in Debian's Chromium
 	$(BIN)/pytest tests/browser -m browser
 	$(BIN)/pytest tests/hub -m browser
 
@@ -61,10 +62,10 @@ typecheck: $(STAMP)  ## mypy --strict on the two packages
 	$(BIN)/mypy
 
 exercises: $(STAMP)  ## regenerate exercises/ from solutions/ with nbgrader
-	$(BIN)/python -m autograder.release
+	$(BIN)/python -m autograder.authoring.release
 
 assign: $(STAMP)  ## fill the gradebook and release/ from solutions/ (exercises/ untouched)
-	$(BIN)/python -m autograder.release --assign $(ASSIGNMENT)
+	$(BIN)/python -m autograder.authoring.release --assign $(ASSIGNMENT)
 
 autograde: assign system  ## release to graded: gradebook, autograde submitted/, write grades.csv
 	$(BIN)/autograder grade $(ASSIGNMENT)
@@ -75,12 +76,12 @@ report: $(STAMP)  ## class analytics under reports/ (HTML with plots, CSV)
 	$(BIN)/autograder report $(ASSIGNMENT)
 
 INSTRUCTOR ?= $(SUDO_USER)
-class: $(STAMP) system classroom/node_modules  ## JupyterHub for the class (as root): make class INSTRUCTOR=<login>
+class: $(STAMP) system $(HUB)/node_modules  ## JupyterHub for the class (as root): make class INSTRUCTOR=<login>
 	@[ -n "$(INSTRUCTOR)" ] || { echo "usage: sudo make class INSTRUCTOR=<the instructor's login>"; exit 2; }
-	$(BIN)/python classroom/serve.py --instructor $(INSTRUCTOR) $(CLASS_OPTIONS)
+	$(BIN)/python autograder/classroom/hub/serve.py --instructor $(INSTRUCTOR) $(CLASS_OPTIONS)
 
-classroom/node_modules: classroom/package.json classroom/package-lock.json
-	npm ci --prefix classroom --no-audit --no-fund
+$(HUB)/node_modules: $(HUB)/package.json $(HUB)/package-lock.json
+	npm ci --prefix $(HUB) --no-audit --no-fund
 	@touch $@
 
 grade: $(STAMP) system  ## grade the sample class with the real nbgrader pipeline; print the scores

@@ -69,8 +69,8 @@ c.Budgets.max_submission_mb = 100
 
 # Submissions downloaded from an LMS (`nbgrader zip_collect`): file names as Canvas,
 # Blackboard and Moodle write them, matched on the file name alone; Canvas's LATE flag
-# and Blackboard's attempt time become the submission's timestamp (see autograder/lms.py).
-c.ZipCollectApp.collector_plugin = "autograder.lms.LmsFileNames"
+# and Blackboard's attempt time become the submission's timestamp (see autograder/classroom/lms.py).
+c.ZipCollectApp.collector_plugin = "autograder.classroom.lms.LmsFileNames"
 
 # Last: this installation's own settings (untracked), which override everything above.
 _site = os.environ.get("NBGRADER_SITE_CONFIG", "")

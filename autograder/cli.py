@@ -15,7 +15,7 @@ from pathlib import Path
 # schema uses that format, so the command goes without it.
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
-from autograder.sandbox import (  # noqa: E402
+from autograder.sandbox.workers import (  # noqa: E402
     Sandbox,
     SandboxUnavailable,
     Worker,
@@ -134,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def report(args: argparse.Namespace) -> int:
-    from autograder.report import NothingGraded, ReportError, write_report
+    from autograder.classroom.report import NothingGraded, ReportError, write_report
 
     course = args.course_dir.resolve()
     if not (course / "nbgrader_config.py").is_file():
@@ -214,8 +214,8 @@ def grade_with(args: argparse.Namespace, course: Path, first: Worker) -> int:
     """Grade with `first` as the first worker; the exit status."""
     from tqdm import tqdm
 
-    from autograder.runner import Grader
-    from autograder.submissions import SubmissionError
+    from autograder.grading.runner import Grader
+    from autograder.grading.submissions import SubmissionError
 
     logging.getLogger("traitlets").setLevel(logging.ERROR)
     grader = Grader(
@@ -289,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "grade":
         return grade(args)
     if args.command == "serve":
-        from autograder.service import serve
+        from autograder.classroom.service import serve
 
         course = args.course_dir.resolve()
         sandbox = checked_sandbox(args, course)

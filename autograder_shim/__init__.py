@@ -12,7 +12,7 @@ It offers what the solution notebooks' locked cells call:
 - `Exercise(name).check(*names)`, `.check_function(name)` and `.check_class(name)`: a
   neutral line; the verdict is computed by the grader from the notebook's text, the
   function's results and the numbers the class gave on the grader's graphs (built by
-  `autograder.value_build`, also mounted: it knows no answer).
+  `autograder.core.value_build`, also mounted: it knows no answer).
 """
 
 from __future__ import annotations

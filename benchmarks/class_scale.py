@@ -27,9 +27,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from autograder.runner import Grader, Outcome, Submission  # noqa: E402
-from autograder.sample_class import make_course, submit_class_of  # noqa: E402
-from autograder.sandbox import ExecutionResult  # noqa: E402
+from autograder.authoring.sample_class import make_course, submit_class_of  # noqa: E402
+from autograder.grading.runner import Grader, Outcome, Submission  # noqa: E402
+from autograder.sandbox.workers import ExecutionResult  # noqa: E402
 
 
 class TimedGrader(Grader):

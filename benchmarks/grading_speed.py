@@ -25,8 +25,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 BIN = Path(sys.executable).parent
 
-from autograder.sample_class import make_course, submit_class_of  # noqa: E402
-from autograder.sandbox import default_jobs  # noqa: E402
+from autograder.authoring.sample_class import make_course, submit_class_of  # noqa: E402
+from autograder.sandbox.workers import default_jobs  # noqa: E402
 
 
 def run(args: list[str], cwd: Path) -> float:

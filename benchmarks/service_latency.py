@@ -40,8 +40,8 @@ BIN = Path(sys.executable).parent
 ASSIGNMENT = "03_a_neuron_by_hand"
 GOAL = 3.0  # seconds from hand-in to graded (issue 11)
 
-from autograder.sample_class import SAMPLE_CLASS, expected_scores, make_course  # noqa: E402
-from autograder.spec import COURSE_ID  # noqa: E402
+from autograder.authoring.sample_class import SAMPLE_CLASS, expected_scores, make_course  # noqa: E402
+from autograder.core.givens import COURSE_ID  # noqa: E402
 
 
 def nbgrader_submit(home: Path, exchange: Path, sample: Path, student: str) -> float:

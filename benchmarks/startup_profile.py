@@ -29,7 +29,7 @@ ASSIGNMENT = "03_a_neuron_by_hand"
 
 
 def main() -> None:
-    from autograder.sample_class import SAMPLE_CLASS, make_course
+    from autograder.authoring.sample_class import SAMPLE_CLASS, make_course
 
     with tempfile.TemporaryDirectory(prefix="startup-") as tmp:
         course = make_course(Path(tmp) / "course", [ASSIGNMENT])
@@ -63,14 +63,14 @@ def main() -> None:
             ("interpreter start (python -c pass)", "pass"),
             (
                 "imports of the command (subprocess)",
-                "import autograder.cli, autograder.runner, tqdm",
+                "import autograder.cli, autograder.grading.runner, tqdm",
             ),
-            ("import autograder.trusted (the judge)", "import autograder.trusted"),
+            ("import autograder.grading.trusted (the judge)", "import autograder.grading.trusted"),
         ):
             subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
             lap(label)
-        from autograder.runner import Grader
-        from autograder.sandbox import Sandbox, Worker, check_sandbox, load_config
+        from autograder.grading.runner import Grader
+        from autograder.sandbox.workers import Sandbox, Worker, check_sandbox, load_config
 
         check_sandbox(Sandbox(config=load_config(course)))
         lap("check_sandbox")

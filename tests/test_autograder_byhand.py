@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder import byhand
-from autograder.byhand import HandAnswer, read_hand_answers
+from autograder.feedback import byhand
+from autograder.feedback.byhand import HandAnswer, read_hand_answers
 
 
 def read(*cells: str) -> dict[str, HandAnswer]:

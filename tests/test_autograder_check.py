@@ -15,10 +15,7 @@ from typing import Any
 import pytest
 import torch
 
-from autograder.byhand import HandAnswer, read_hand_answers
-from autograder.check import AnswerMismatch, Exercise, judge_hand_answer
-from autograder.diagnose import MISSING, Verdict, format_value
-from autograder.functions import (
+from autograder.answers.functions import (
     GRAD_OF_INTERMEDIATE,
     TRAIN,
     grad_of_intermediate_reference,
@@ -26,8 +23,11 @@ from autograder.functions import (
     train_reference,
     train_without_zeroing,
 )
-from autograder.references import reference_quantities
-from autograder.spec import exercise_spec, learner_givens
+from autograder.core.verdict import MISSING, Verdict, format_value
+from autograder.exercises import exercise_spec, learner_givens
+from autograder.feedback.byhand import HandAnswer, read_hand_answers
+from autograder.feedback.references import reference_quantities
+from autograder.learner.check import AnswerMismatch, Exercise, judge_hand_answer
 
 NEURON = "03_a_neuron_by_hand"
 TESTER = "tester"
@@ -329,7 +329,10 @@ RUNNER = textwrap.dedent(
     """
 )
 
-SETUP = "import torch\nfrom autograder.check import Exercise\nex = Exercise('03_a_neuron_by_hand')"
+SETUP = (
+    "import torch\nfrom autograder.learner.check import Exercise\n"
+    "ex = Exercise('03_a_neuron_by_hand')"
+)
 GIVEN = "x, w, b, y = ex.given('x', 'w', 'b', 'y')"
 SCENARIOS: dict[str, list[str]] = {
     "by_hand": [
@@ -379,7 +382,7 @@ SCENARIOS: dict[str, list[str]] = {
         "ex.check('dL_dw')",
     ],
     "function": [
-        "import torch\nfrom autograder.check import Exercise",
+        "import torch\nfrom autograder.learner.check import Exercise",
         "def train(x0, lr, steps):\n    x = x0\n    for _ in range(steps):\n"
         "        x -= lr * 2 * (x - 5)\n    return x",
         "Exercise('05_three_mechanics').check_function('train')",
@@ -476,7 +479,7 @@ def test_outside_ipython_no_history_is_read(run_check: Runner) -> None:
 
 
 def test_identity_under_nbgrader_autograde_is_the_submission_folder(tmp_path: Path) -> None:
-    from autograder.spec_learner import learner_identity
+    from autograder.learner.identity import learner_identity
 
     folder = tmp_path / "autograded" / "ben" / NEURON
     env = {"NBGRADER_EXECUTION": "autograde", "JUPYTERHUB_USER": "someone-else"}
@@ -486,7 +489,7 @@ def test_identity_under_nbgrader_autograde_is_the_submission_folder(tmp_path: Pa
 def test_identity_order_hub_user_then_nbgrader_then_local_user(tmp_path: Path) -> None:
     import getpass
 
-    from autograder.spec_learner import learner_identity
+    from autograder.learner.identity import learner_identity
 
     assert learner_identity({"JUPYTERHUB_USER": "hub-user"}, tmp_path)[0] == "hub-user"
     (tmp_path / "nbgrader_config.py").write_text(

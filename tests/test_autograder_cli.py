@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.cli import main
-from autograder.sample_class import (
+from autograder.authoring.sample_class import (
     expected_scores,
     gradebook_scores,
     make_course,
     submit_sample_class,
 )
-from autograder.sandbox import Sandbox, SandboxUnavailable, check_sandbox
+from autograder.cli import main
+from autograder.sandbox.workers import Sandbox, SandboxUnavailable, check_sandbox
 
 ASSIGNMENT = "03_a_neuron_by_hand"
 

@@ -16,7 +16,9 @@ import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from autograder.diagnose import (
+from autograder.core.quantities import Quantity
+from autograder.exercises import exercise_spec, learner_givens
+from autograder.feedback.diagnose import (
     MISSING,
     Verdict,
     diagnose,
@@ -25,9 +27,7 @@ from autograder.diagnose import (
     matches,
     significant_digits,
 )
-from autograder.quantities import Quantity
-from autograder.references import EXERCISES, reference_quantities
-from autograder.spec import exercise_spec, learner_givens
+from autograder.feedback.references import EXERCISES, reference_quantities
 
 
 def lesson_quantities(exercise: str) -> dict[str, Quantity]:

@@ -14,17 +14,10 @@ from typing import Any
 import pytest
 import torch
 
-from autograder.exercises import SPECS
-from autograder.references import EXERCISES, reference_quantities
-from autograder.spec import (
-    ExerciseSpec,
-    Part,
-    exercise_spec,
-    learner_givens,
-    practice_givens,
-    upstream,
-)
-from autograder.spec_engine import SpecError, Tape, compute
+from autograder.core.engine import SpecError, Tape, compute
+from autograder.core.spec import ExerciseSpec, Part, upstream
+from autograder.exercises import SPECS, exercise_spec, learner_givens, practice_givens
+from autograder.feedback.references import EXERCISES, reference_quantities
 
 LEARNERS = [f"learner-{i}" for i in range(200)]
 REPO = Path(__file__).resolve().parent.parent
@@ -102,7 +95,7 @@ def test_learners_get_different_numbers_and_the_same_ones_every_time(exercise: s
     assert a != b
     assert learner_givens(exercise, "alice") == a
     code = (
-        "from autograder.spec import learner_givens; "
+        "from autograder.exercises import learner_givens; "
         f"print(sorted(learner_givens({exercise!r}, 'alice').items()))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -197,7 +190,7 @@ def test_results_are_cached_and_callers_cannot_change_them() -> None:
 
 
 def test_importing_autograder_does_not_import_torch() -> None:
-    code = "import autograder, autograder.check, sys; print('torch' in sys.modules)"
+    code = "import autograder, autograder.learner.check, sys; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -205,7 +198,7 @@ def test_importing_autograder_does_not_import_torch() -> None:
 @pytest.mark.parametrize("exercise", EXERCISES)
 def test_stored_references_are_the_computed_ones(exercise: str, tmp_path: Path) -> None:
     """A grader keeps references in its state folder; read back, they are PyTorch's values."""
-    from autograder import references
+    from autograder.feedback import references
 
     givens = {**exercise_spec(exercise).constants, **learner_givens(exercise, "stored-learner")}
     (computed,) = compute(exercise_spec(exercise), [givens])
@@ -226,7 +219,7 @@ def test_stored_references_are_the_computed_ones(exercise: str, tmp_path: Path) 
 
 
 def test_a_changed_spec_does_not_read_old_references(tmp_path: Path, monkeypatch: Any) -> None:
-    from autograder import references
+    from autograder.feedback import references
 
     givens = learner_givens(NEURON.name, "stored-learner")
     with references.stored_in(tmp_path):

@@ -20,15 +20,15 @@ from test_spec_trusted import instructor_cells
 from test_value_graphs import Mini, buggy
 
 from autograd_lessons.value import Value
-from autograder.check import AnswerMismatch, Exercise
-from autograder.classes import GRAPHS_PER_PART, class_tasks
-from autograder.diagnose import diagnose
-from autograder.functions import function_tasks, judge_function_results
-from autograder.references import reference_quantities
-from autograder.spec import learner_givens
-from autograder.spec_answers import JudgeContext, judge
-from autograder.trusted import function_calls, instructor_plan, verdicts
-from autograder.value_build import evaluate_all
+from autograder.answers.classes import GRAPHS_PER_PART
+from autograder.answers.functions import judge_function_results
+from autograder.core.value_build import evaluate_all
+from autograder.exercises import class_tasks, function_tasks, learner_givens
+from autograder.feedback.diagnose import diagnose
+from autograder.feedback.judge import JudgeContext, judge
+from autograder.feedback.references import reference_quantities
+from autograder.grading.trusted import function_calls, instructor_plan, verdicts
+from autograder.learner.check import AnswerMismatch, Exercise
 
 ROOT = Path(__file__).resolve().parent.parent
 CAPSTONE = "09_autograd_by_hand"
@@ -130,13 +130,13 @@ def test_the_trusted_grader_draws_its_own_graphs_and_judges_what_the_class_gave(
 
 
 def test_the_sandbox_builder_imports_nothing_that_knows_answers() -> None:
-    tree = ast.parse((ROOT / "autograder" / "value_build.py").read_text())
+    tree = ast.parse((ROOT / "autograder" / "core" / "value_build.py").read_text())
     modules = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     modules |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert modules == {"__future__", "collections.abc", "typing"}, modules
-    from autograder.sandbox import shim_files
+    from autograder.sandbox.workers import shim_files
 
-    assert "value_build.py" in shim_files()
+    assert "core/value_build.py" in shim_files()
     shim = (ROOT / "autograder_shim" / "__init__.py").read_text()
     assert "def check_class" in shim
 

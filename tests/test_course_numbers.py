@@ -404,7 +404,7 @@ def test_stored_outputs_are_one_clean_run(lesson: str) -> None:
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_lesson_is_clean(lesson: str) -> None:
     """No execution timings, widget state or stray metadata (tools/clean_notebooks.py)."""
-    hygiene = pytest.importorskip("autograder.hygiene")
+    hygiene = pytest.importorskip("autograder.authoring.hygiene")
     assert not hygiene.needs_cleaning(notebook_path(lesson)), (
         f"run: python tools/clean_notebooks.py course/{lesson}.ipynb"
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.runner import load_config
+from autograder.grading.runner import load_config
 
 REPO = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "01_what_a_gradient_is"
@@ -41,7 +41,14 @@ def run(
 def assign(course: Path, *names: str) -> subprocess.CompletedProcess[str]:
     """`make assign` on `course`."""
     return run(
-        sys.executable, "-m", "autograder.release", "--assign", "--repo", course, *names, cwd=REPO
+        sys.executable,
+        "-m",
+        "autograder.authoring.release",
+        "--assign",
+        "--repo",
+        course,
+        *names,
+        cwd=REPO,
     )
 
 
@@ -198,7 +205,7 @@ def test_nbgrader_generate_as_formgrader_runs_it_leaves_exercises_alone(tmp_path
 
 def test_class_server_refuses_clearly_what_it_cannot_run(tmp_path: Path) -> None:
     """`make class` stops with exit 2 and the reason, before starting JupyterHub."""
-    serve = [sys.executable, REPO / "classroom" / "serve.py"]
+    serve = [sys.executable, REPO / "autograder" / "classroom" / "hub" / "serve.py"]
     missing = run(*serve, "--instructor", "no-such-login-4711", cwd=tmp_path)
     assert missing.returncode == 2
     if os.geteuid() != 0:

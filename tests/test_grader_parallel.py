@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from nbgrader_course import shared_graded_course
 
-from autograder.sample_class import expected_scores, make_course, submit_sample_class
+from autograder.authoring.sample_class import expected_scores, make_course, submit_sample_class
 
 REPO = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = sorted(p.name for p in (REPO / "solutions").iterdir() if p.is_dir())

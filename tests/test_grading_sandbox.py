@@ -32,20 +32,26 @@ from typing import Any
 import nbformat
 import pytest
 
-from autograder.sample_class import (
+from autograder.authoring.sample_class import (
     expected_scores,
     gradebook_scores,
     make_course,
     submit_sample_class,
 )
-from autograder.sandbox import CGROUP_ROOT, CONTROLLERS, Sandbox, SandboxUnavailable, own_cgroup
+from autograder.sandbox.workers import (
+    CGROUP_ROOT,
+    CONTROLLERS,
+    Sandbox,
+    SandboxUnavailable,
+    own_cgroup,
+)
 
 HAND = "03_a_neuron_by_hand"
 CODE = "05_three_mechanics"
 ASSIGNMENTS = [HAND, CODE]
 HONEST = ["ada", "ben", "dee"]
 SECRET = "instructor-secret-7f3a"
-LAUNCH = Path(__file__).resolve().parent.parent / "autograder" / "launch.py"
+LAUNCH = Path(__file__).resolve().parent.parent / "autograder" / "sandbox" / "launch.py"
 LIMITS = """
 c.Sandbox.wall_seconds = 10
 c.Sandbox.cpu_seconds = 10
@@ -122,13 +128,13 @@ answers = []
 for top in ('/usr', '/opt', '/etc', '/run', '/work', '/root', '/home', '/tmp', '/scratch', '/var'):
     for root, dirs, files in os.walk(top):
         for name in files:
-            if name in ('references.py', 'quantities.py', 'functions.py', 'diagnose.py', 'check.py', 'spec.py', 'byhand.py') and 'autograder' in root:
+            if name in ('references.py', 'quantities.py', 'functions.py', 'diagnose.py', 'judge.py', 'check.py', 'spec.py', 'engine.py', 'byhand.py') and 'autograder' in root:
                 answers.append(os.path.join(root, name))
             if 'a_neuron_by_hand' in name or 'three_mechanics' in name:
                 answers.append(os.path.join(root, name))
 probe['answer_files'] = answers
 try:
-    import autograder.references
+    import autograder.feedback.references
     probe['import_references'] = 'ALLOWED'
 except ImportError:
     probe['import_references'] = 'refused'
@@ -140,7 +146,7 @@ def worker_id():
     import os
     for pid in sorted(int(p) for p in os.listdir('/proc') if p.isdigit()):
         try:
-            if b'autograder.execution' in open(f'/proc/{pid}/cmdline', 'rb').read():
+            if b'autograder.sandbox.execution' in open(f'/proc/{pid}/cmdline', 'rb').read():
                 return open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[19]
         except OSError:
             pass
@@ -342,12 +348,12 @@ def attacks(hand: Any, code: Any, paths: dict[str, str]) -> dict[tuple[str, str]
     # Code exercises calling the grader's own reference implementation.
     reference = fill(code)
     cell_with(reference, "train").source = (
-        "def train(x0, lr, steps):\n    from autograder.functions import train_reference\n"
+        "def train(x0, lr, steps):\n    from autograder.answers.functions import train_reference\n"
         "    return train_reference(x0, lr, steps)"
     )
     cell_with(reference, "grad_of_intermediate").source = (
         "def grad_of_intermediate(x0):\n"
-        "    from autograder.functions import grad_of_intermediate_reference\n"
+        "    from autograder.answers.functions import grad_of_intermediate_reference\n"
         "    return grad_of_intermediate_reference(x0)"
     )
     notebooks[("call_reference", CODE)] = reference
@@ -539,7 +545,7 @@ class Watcher(threading.Thread):
             for pid, (cmdline, uid) in descendants(self.pid).items():
                 if (
                     cmdline.startswith(("bwrap", "/usr/bin/bwrap"))
-                    or "autograder.execution" in cmdline
+                    or "autograder.sandbox.execution" in cmdline
                 ):
                     self.seen[pid] = (cmdline, uid)
             time.sleep(0.05)
@@ -548,7 +554,7 @@ class Watcher(threading.Thread):
 GRADE = """
 import json, sys
 from pathlib import Path
-from autograder.runner import Grader
+from autograder.grading.runner import Grader
 outcomes = [
     {"student": o.submission.student, "assignment": o.submission.assignment,
      "status": o.status, "reasons": o.reasons}
@@ -806,7 +812,7 @@ def test_no_answer_is_reachable_from_the_sandbox(graded: dict[str, Any]) -> None
     assert probe["import_references"] == "refused"
     assert probe["answer_files"] == []
     text = autograded_text(graded, "call_reference", CODE)
-    assert "No module named 'autograder.functions'" in text
+    assert "No module named 'autograder.answers" in text
 
 
 def test_the_sandbox_holds_no_privilege(graded: dict[str, Any]) -> None:
@@ -895,7 +901,7 @@ def test_without_delegated_cgroups_an_ordinary_user_is_refused(tmp_path: Path) -
     user = SandboxUser()
     try:
         code = (
-            "from autograder.sandbox import Sandbox, check_sandbox\n"
+            "from autograder.sandbox.workers import Sandbox, check_sandbox\n"
             "check_sandbox(Sandbox(cgroup_parent='not-delegated'))\n"
         )
         result = subprocess.run(
@@ -918,7 +924,7 @@ def test_a_notebook_that_could_not_start_is_a_failure_not_a_grade(tmp_path: Path
         tmp_path / "course", [HAND], "c.Sandbox.bwrap = '/bin/false'\nc.Sandbox.wall_seconds = 5\n"
     )
     submit_sample_class(course, [HAND], ["ada"])
-    from autograder.runner import Grader
+    from autograder.grading.runner import Grader
 
     outcomes = list(Grader(course, jobs=1, seed=0).run())
     assert [o.status for o in outcomes] == ["failed"]
@@ -933,7 +939,7 @@ def test_a_notebook_that_could_not_start_is_a_failure_not_a_grade(tmp_path: Path
 
 def test_the_shim_gives_the_values_the_grader_injected(tmp_path: Path) -> None:
     """In the sandbox `autograder` is the answer-free shim; `given` returns injected values."""
-    from autograder.sandbox import Worker
+    from autograder.sandbox.workers import Worker
 
     worker = Worker(Sandbox(wall_seconds=30), tmp_path / "logs")
     try:
@@ -959,7 +965,7 @@ def test_the_shim_gives_the_values_the_grader_injected(tmp_path: Path) -> None:
 
 def test_a_plot_in_a_notebook_comes_back_as_an_image(tmp_path: Path) -> None:
     """The worker does not preload matplotlib; a notebook that plots still gets its figure."""
-    from autograder.sandbox import Worker
+    from autograder.sandbox.workers import Worker
 
     worker = Worker(Sandbox(wall_seconds=60), tmp_path / "logs")
     try:
@@ -978,6 +984,6 @@ def test_check_sandbox_refuses_a_root_sandbox_user() -> None:
     if os.geteuid() != 0:
         pytest.fail("run as root")
     with pytest.raises(SandboxUnavailable, match="is root"):
-        from autograder.sandbox import sandbox_identity
+        from autograder.sandbox.workers import sandbox_identity
 
         sandbox_identity(Sandbox(user="root"))

@@ -29,9 +29,14 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sample_class import SAMPLE_CLASS, expected_scores, gradebook_scores, make_course
-from autograder.sandbox import Sandbox, cgroup_bases
-from autograder.spec import COURSE_ID
+from autograder.authoring.sample_class import (
+    SAMPLE_CLASS,
+    expected_scores,
+    gradebook_scores,
+    make_course,
+)
+from autograder.core.givens import COURSE_ID
+from autograder.sandbox.workers import Sandbox, cgroup_bases
 
 pytestmark = [pytest.mark.nbgrader, pytest.mark.sandbox]
 
@@ -357,7 +362,7 @@ def test_unfinished_hard_linked_or_oversized_inbound_folders(
 
 
 def test_inbound_names_are_read_as_nbgrader_reads_them() -> None:
-    from autograder.collect import parse_inbound_name
+    from autograder.classroom.collect import parse_inbound_name
 
     stamp = "2026-12-01 07:00:00.123456 UTC"
     record = parse_inbound_name(f"a+b+{ASSIGNMENT}+{stamp}+Zm9vYmFy")

@@ -428,7 +428,7 @@ def test_widget_display_carries_a_still_of_its_first_state(make: Any, first_stat
 
 
 def test_cleaning_drops_widget_views_that_have_a_still_and_keeps_the_rest() -> None:
-    from autograder.hygiene import clean
+    from autograder.authoring.hygiene import clean
 
     nb = nbformat.v4.new_notebook()
     live = nbformat.v4.new_code_cell("tangent_explorer()", execution_count=1)

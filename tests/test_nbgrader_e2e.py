@@ -23,10 +23,9 @@ from nbgrader_course import (
     shared_graded_course,
 )
 
-from autograder.diagnose import format_value
-from autograder.exercises import SPECS
-from autograder.references import reference_quantities
-from autograder.spec import learner_givens
+from autograder.core.verdict import format_value
+from autograder.exercises import SPECS, learner_givens
+from autograder.feedback.references import reference_quantities
 
 sys.path.insert(0, str(REPO_ROOT / "tools"))
 import make_sample_class  # noqa: E402  (tools/ is not a package)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from pg_server import running_postgres
 
-from autograder.sample_class import make_course, submit_sample_class
+from autograder.authoring.sample_class import make_course, submit_sample_class
 
 pytestmark = [pytest.mark.nbgrader, pytest.mark.sandbox]
 

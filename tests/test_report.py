@@ -21,10 +21,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.report import NO_DIAGNOSIS, build
-from autograder.runner import Grader
-from autograder.sample_class import expected_scores, make_course, submit_sample_class
-from autograder.trusted import givens_for
+from autograder.authoring.sample_class import expected_scores, make_course, submit_sample_class
+from autograder.classroom.report import NO_DIAGNOSIS, build
+from autograder.grading.runner import Grader
+from autograder.grading.trusted import givens_for
 
 pytestmark = [pytest.mark.nbgrader, pytest.mark.sandbox]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.hygiene import clean, needs_cleaning
+from autograder.authoring.hygiene import clean, needs_cleaning
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK_HOMES = ("course", "solutions", "exercises", "instructor/sample_class")

@@ -2,7 +2,7 @@
 and nbgrader validate.
 
 solutions/ is the nbgrader source (its graded cells generated from the specs by
-`autograder.spec_notebooks`); exercises/ is the release generated from it. The
+`autograder.authoring.notebooks`); exercises/ is the release generated from it. The
 structural checks read the notebooks (fast); the `nbgrader`-marked ones run
 `nbgrader validate` (solutions pass every test) and `nbgrader validate --invert` (the
 release passes none) on every notebook, side by side on all cores.
@@ -29,13 +29,12 @@ from nbgrader_course import (
     read_expected_grades,
 )
 
-from autograder import spec_notebooks
-from autograder.byhand import read_hand_answers
-from autograder.check import judge_hand_answer
-from autograder.diagnose import format_value
-from autograder.exercises import SPECS
-from autograder.references import EXERCISES, reference_quantities
-from autograder.spec import learner_givens
+from autograder.authoring import notebooks as spec_notebooks
+from autograder.core.verdict import format_value
+from autograder.exercises import SPECS, learner_givens
+from autograder.feedback.byhand import read_hand_answers
+from autograder.feedback.references import EXERCISES, reference_quantities
+from autograder.learner.check import judge_hand_answer
 
 sys.path.insert(0, str(REPO_ROOT / "tools"))
 import make_sample_class  # noqa: E402  (tools/ is not a package)

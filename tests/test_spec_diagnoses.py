@@ -1,16 +1,17 @@
 """Property tests: on 50 drawn sets of numbers per exercise, each kind of mistake (made from
 the spec's own chain) is named right in at least 95% of cases, and accumulation is never
-blamed where backward() is not called repeatedly. `python -m autograder.spec_mistakes`
+blamed where backward() is not called repeatedly. `python -m autograder.feedback.mistakes`
 prints the same figures."""
 
 from __future__ import annotations
 
 import pytest
 
-from autograder.diagnose import diagnose, format_value
-from autograder.references import EXERCISES, reference_quantities
-from autograder.spec import exercise_spec, learner_givens
-from autograder.spec_mistakes import blamed_accumulation, mistakes, named_right
+from autograder.core.verdict import format_value
+from autograder.exercises import exercise_spec, learner_givens
+from autograder.feedback.diagnose import diagnose
+from autograder.feedback.mistakes import blamed_accumulation, mistakes, named_right
+from autograder.feedback.references import EXERCISES, reference_quantities
 
 LEARNERS = [f"learner-{i}" for i in range(50)]
 REQUIRED = 0.95

@@ -11,8 +11,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import trusted
 from autograder.exercises import SPECS
+from autograder.grading import trusted
 
 SAMPLE = Path(__file__).resolve().parent.parent / "instructor" / "sample_class"
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"

@@ -1,4 +1,4 @@
-"""autograder.value_graphs: a learner's Value class judged on random graphs against PyTorch.
+"""autograder.answers.value_graphs: a learner's Value class judged on random graphs against PyTorch.
 
 The correct class is the lesson's own (autograd_lessons.value.Value). The buggy ones
 are written here, one classic mistake each, in the way learners write them.
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from autograd_lessons.value import Value
-from autograder.value_graphs import BUGS, describe, draw_graphs, evaluate_with, judge
+from autograder.answers.value_graphs import BUGS, describe, draw_graphs, evaluate_with, judge
 
 GRAPHS = draw_graphs(random.Random(2026), 200)
 

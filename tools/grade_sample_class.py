@@ -15,14 +15,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from autograder.hygiene import use_this_environment
-from autograder.sample_class import (
+from autograder.authoring.sample_class import (
     REPO,
     expected_scores,
     gradebook_scores,
     make_course,
     submit_sample_class,
 )
+from autograder.grading.recording import use_this_environment
 
 
 def main() -> int:

@@ -48,12 +48,12 @@ import nbformat
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from autograder.byhand import read_hand_answers  # noqa: E402
-from autograder.diagnose import format_value, matches  # noqa: E402
-from autograder.exercises import SPECS  # noqa: E402
-from autograder.references import reference_quantities  # noqa: E402
-from autograder.spec import CODE_KINDS, ExerciseSpec, learner_givens  # noqa: E402
-from autograder.spec_notebooks import given_source  # noqa: E402
+from autograder.authoring.notebooks import given_source  # noqa: E402
+from autograder.core.spec import CODE_KINDS, ExerciseSpec  # noqa: E402
+from autograder.core.verdict import format_value, matches  # noqa: E402
+from autograder.exercises import SPECS, learner_givens  # noqa: E402
+from autograder.feedback.byhand import read_hand_answers  # noqa: E402
+from autograder.feedback.references import reference_quantities  # noqa: E402
 
 STUB_MARKER = "raise NotImplementedError()"
 ANSWER_MARKER = "YOUR ANSWER HERE"

@@ -1,16 +1,22 @@
-"""Every exercise's spec, one module each; `SPECS` maps the assignment name to its spec.
+"""Every exercise's spec, one module each; `SPECS` maps the assignment name to its spec,
+`exercise_spec(name)` finds one, and `learner_givens(name, learner)` draws a learner's numbers.
 
 The modules `exNN_<name>.py` are found by name, in order: adding an exercise is writing
 its module (with a `SPEC`) and the prose of its solution notebook, whose graded cells
-`python -m autograder.spec_notebooks --write` generates; then `make exercises`.
+`python -m autograder.authoring.notebooks --write` generates; then `make exercises`.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
+import random
 
-from autograder.spec import ExerciseSpec
+from autograder.core.givens import draw, seed
+from autograder.answers.classes import ClassTask
+from autograder.answers.functions import FunctionTask
+from autograder.core.spec import ExerciseSpec
 
 
 def _discover() -> dict[str, ExerciseSpec]:
@@ -25,3 +31,38 @@ def _discover() -> dict[str, ExerciseSpec]:
 
 
 SPECS: dict[str, ExerciseSpec] = _discover()
+
+
+@functools.lru_cache(maxsize=4096)
+def _learner_givens(exercise: str, learner: str) -> tuple[tuple[str, float], ...]:
+    values = draw(exercise_spec(exercise), random.Random(seed(exercise, learner)))
+    return tuple(values.items())
+
+
+def learner_givens(exercise: str, learner: str) -> dict[str, float]:
+    """The learner's given values for `exercise`, by name (pure, deterministic, fast)."""
+    return dict(_learner_givens(exercise, learner))
+
+
+def practice_givens(exercise: str) -> dict[str, float]:
+    """Fresh numbers to practise with: drawn at random, outside the graded record."""
+    return draw(exercise_spec(exercise), random.Random())
+
+
+def exercise_spec(exercise: str) -> ExerciseSpec:
+    """The spec of `exercise`; KeyError listing the valid names."""
+    if exercise not in SPECS:
+        raise KeyError(f"unknown exercise {exercise!r}; valid names: {', '.join(SPECS)}")
+    return SPECS[exercise]
+
+
+def function_tasks(exercise: str) -> dict[str, FunctionTask]:
+    """The code exercises of `exercise`, by function name (from its spec)."""
+    spec = exercise_spec(exercise)
+    return {p.name: p.task for p in spec.parts if p.kind == "function" and p.task is not None}
+
+
+def class_tasks(exercise: str) -> dict[str, ClassTask]:
+    """The class parts of `exercise`, by part name (from its spec)."""
+    spec = exercise_spec(exercise)
+    return {p.name: p.build for p in spec.parts if p.kind == "class" and p.build is not None}

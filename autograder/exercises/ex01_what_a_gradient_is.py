@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autograder.spec import ExerciseSpec, Given, Part, given, pairwise_different, slope
+from autograder.core.spec import ExerciseSpec, Given, Part, given, pairwise_different, slope
 
 if TYPE_CHECKING:
-    from autograder.spec_engine import Tape
+    from autograder.core.engine import Tape
 
 SQUARE = slope("2", "the 2 of the square (d x²/dx = 2x)")
 

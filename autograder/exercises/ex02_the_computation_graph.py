@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autograder.spec import ExerciseSpec, Given, Part, given, pairwise_different, slope, upstream
+from autograder.core.spec import ExerciseSpec, Given, Part, given, pairwise_different, slope, upstream
 
 if TYPE_CHECKING:
-    from autograder.spec_engine import Tape
+    from autograder.core.engine import Tape
 
 
 def program(t: Tape) -> None:
@@ -28,7 +28,7 @@ def _x_is_leaf(t: Tape) -> bool:
 
 
 def _operation_nodes(t: Tape) -> float:
-    from autograder.spec_engine import count_operations
+    from autograder.core.engine import count_operations
 
     return float(count_operations(t.nodes["z"]))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autograder.exercises.neuron import backward_parts, forward_parts, neuron
-from autograder.spec import ExerciseSpec, Given, Part, given, pairwise_different, upstream
+from autograder.core.spec import ExerciseSpec, Given, Part, given, pairwise_different, upstream
 
 
 SPEC = ExerciseSpec(

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from autograder.exercises.neuron import SQUARE, backward_parts, forward_parts, neuron
-from autograder.spec import ExerciseSpec, Given, Part, given, pairwise_different, upstream, value
+from autograder.core.spec import ExerciseSpec, Given, Part, given, pairwise_different, upstream, value
 
 if TYPE_CHECKING:
-    from autograder.spec_engine import Tape
+    from autograder.core.engine import Tape
 
 SHUT = "Everything behind a shut ReLU is multiplied by its slope, 0."
 

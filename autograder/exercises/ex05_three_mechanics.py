@@ -5,11 +5,11 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING
 
-from autograder.functions import GRAD_OF_INTERMEDIATE, TRAIN
-from autograder.spec import Factor, ExerciseSpec, Given, Part, given, pairwise_different, slope
+from autograder.answers.functions import GRAD_OF_INTERMEDIATE, TRAIN
+from autograder.core.spec import Factor, ExerciseSpec, Given, Part, given, pairwise_different, slope
 
 if TYPE_CHECKING:
-    from autograder.spec_engine import Tape
+    from autograder.core.engine import Tape
 
 CALLS = 3
 """Backward calls in mechanic 2."""
@@ -25,7 +25,7 @@ def program(t: Tape) -> None:
 
 
 def _grad_is_none_without_retain(t: Tape) -> bool:
-    from autograder.functions import backward
+    from autograder.answers.functions import backward
 
     y = t.nodes["x_cube"] ** 3
     backward((y * t.nodes["k"]).sum())

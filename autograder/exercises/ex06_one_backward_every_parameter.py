@@ -5,19 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autograder.spec import (
-    ExerciseSpec,
-    Given,
-    Part,
-    given,
-    pairwise_different,
-    slope,
-    upstream,
-    value,
-)
+from autograder.core.spec import ExerciseSpec, Given, Part, given, pairwise_different, slope, upstream, value
 
 if TYPE_CHECKING:
-    from autograder.spec_engine import Tape
+    from autograder.core.engine import Tape
 
 
 def program(t: Tape) -> None:

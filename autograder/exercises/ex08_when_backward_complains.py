@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autograder.error_fixes import CUT_GRAD, FIRST_GRAD, SAVED_GRAD, SGD_STEP
-from autograder.functions import FunctionTask
-from autograder.spec import ExerciseSpec, Factor, Given, Part, given, pairwise_different, slope
+from autograder.exercises.error_fixes import CUT_GRAD, FIRST_GRAD, SAVED_GRAD, SGD_STEP
+from autograder.answers.functions import FunctionTask
+from autograder.core.spec import ExerciseSpec, Factor, Given, Part, given, pairwise_different, slope
 
 if TYPE_CHECKING:
-    from autograder.spec_engine import Tape
+    from autograder.core.engine import Tape
 
 
 def program(t: Tape) -> None:

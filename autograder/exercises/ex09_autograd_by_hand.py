@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autograder.classes import ClassTask
-from autograder.spec import ExerciseSpec, Given, Part, given, pairwise_different, slope, value
-from autograder.value_graphs import ALL_OPS
+from autograder.answers.classes import ClassTask
+from autograder.core.spec import ExerciseSpec, Given, Part, given, pairwise_different, slope, value
+from autograder.answers.value_graphs import ALL_OPS
 
 if TYPE_CHECKING:
-    from autograder.spec_engine import Tape
+    from autograder.core.engine import Tape
 
 ADD = ("add", "add_const", "radd_const", "neg")
 MUL = ("add", "mul", "mul_const", "rmul_const", "sub", "sub_const", "rsub_const")

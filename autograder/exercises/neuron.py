@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autograder.spec import Gate, Part, slope, upstream, value
+from autograder.core.spec import Gate, Part, slope, upstream, value
 
 if TYPE_CHECKING:
-    from autograder.spec_engine import Tape
+    from autograder.core.engine import Tape
 
 SQUARE = slope("2", "the 2 of the square (d (a − y)²/da = 2(a − y))")
 

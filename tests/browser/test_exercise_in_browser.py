@@ -11,9 +11,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from autograder.diagnose import format_value
-from autograder.references import reference_quantities
-from autograder.spec import learner_givens
+from autograder.core.verdict import format_value
+from autograder.exercises import learner_givens
+from autograder.feedback.references import reference_quantities
 
 from .conftest import REPO, NotebookOpener, screenshot_path
 

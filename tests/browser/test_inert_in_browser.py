@@ -26,7 +26,7 @@ from nbgrader.api import Gradebook
 from playwright.sync_api import Browser, Page
 from test_grading_sandbox import HAND, PAYLOAD, html_payloads
 
-from autograder.sample_class import COURSE_ID, make_course, submit_sample_class
+from autograder.authoring.sample_class import COURSE_ID, make_course, submit_sample_class
 
 from .conftest import JUPYTER, VENV, LabServer, _free_port, _stop, _wait_until_up
 

@@ -3,7 +3,7 @@
 `ClassHub.start()` (as root) creates an instructor and students as local accounts with
 random passwords, a course owned by the instructor (one assignment, nbgrader's exchange
 in a temporary folder set through the course's untracked site_config.py), readies and
-releases the assignment as the instructor, and starts classroom/serve.py on free
+releases the assignment as the instructor, and starts autograder/classroom/hub/serve.py on free
 loopback ports. `stop()` stops the hub (which stops every user's server), deletes the
 accounts with their homes, and the folder.
 
@@ -212,7 +212,7 @@ class ClassHub:
         self.port = free_port()
         log = open(self.root / "hub.log", "wb")  # noqa: SIM115 (closed with the process)
         command = [
-            str(VENV_BIN / "python"), str(REPO / "classroom" / "serve.py"),
+            str(VENV_BIN / "python"), str(REPO / "autograder" / "classroom" / "hub" / "serve.py"),
             "--instructor", self.instructor, "--course-dir", str(self.course),
             "--state", str(self.root / "state"), "--port", str(self.port),
             "--hub-port", str(free_port()), "--proxy-api-port", str(free_port()),
@@ -236,7 +236,7 @@ class ClassHub:
     def _release(self) -> None:
         """`make assign` and `nbgrader release_assignment`, as the instructor."""
         python = str(VENV_BIN / "python")
-        self.check_as(self.instructor, python, "-m", "autograder.release", "--assign",
+        self.check_as(self.instructor, python, "-m", "autograder.authoring.release", "--assign",
                       "--repo", str(self.course), ASSIGNMENT)  # fmt: skip
         self.check_as(self.instructor, "nbgrader", "release_assignment", ASSIGNMENT)
 

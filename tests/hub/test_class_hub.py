@@ -34,7 +34,7 @@ import pytest
 from class_hub import ASSIGNMENT, COURSE_ID, REPO, ClassHub
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from autograder.sample_class import expected_scores
+from autograder.authoring.sample_class import expected_scores
 
 pytestmark = [pytest.mark.browser, pytest.mark.nbgrader, pytest.mark.sandbox]
 
@@ -177,7 +177,7 @@ def student_turn(
 
 def ben_diagnosis() -> str:
     """What ben's dropped factor 2 must be told, with his own numbers."""
-    from autograder.trusted import givens_for
+    from autograder.grading.trusted import givens_for
 
     given = givens_for(ASSIGNMENT, "ben")
     slip = max(given["w"] * given["x"] + given["b"], 0.0) - given["y"]  # a - y, no 2

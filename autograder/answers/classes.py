@@ -1,0 +1,53 @@
+"""Class exercises: a class the learner writes, judged on random graphs against PyTorch.
+
+09_autograd_by_hand's parts of kind "class" each name a `ClassTask`: which class to build
+with (`Value`), which operations the graphs may use, and how many graphs to draw. The
+grader draws the graphs (`value_graphs.draw_graphs`), the learner's class builds them
+where no answer is (`value_build.evaluate_all`, in the sandbox or the kernel), and
+`judge_class_results` compares the numbers with PyTorch's and names the classic bug.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from autograder.core.verdict import Verdict
+
+GRAPHS_PER_PART = 200
+"""Random graphs drawn for each class part, in the kernel and in the grader."""
+
+
+@dataclass(frozen=True)
+class ClassTask:
+    """What a class part builds: the class's name, the operations drawn, how many graphs."""
+
+    cls: str
+    label: str
+    ops: tuple[str, ...]
+    hint: str
+    count: int = GRAPHS_PER_PART
+
+    def draw(self, rng: random.Random) -> list[dict[str, Any]]:
+        """The graphs this part is judged on (plain JSON)."""
+        from autograder.answers.value_graphs import draw_graphs
+
+        return draw_graphs(rng, self.count, self.ops)
+
+
+def judge_class_results(
+    task: ClassTask, graphs: Sequence[dict[str, Any]], results: Sequence[object]
+) -> Verdict:
+    """The learner's numbers on `graphs` against PyTorch's; the classic bug named if one fits."""
+    from autograder.answers.value_graphs import judge
+
+    found = judge(graphs, results)
+    if found.passed:
+        return Verdict(True, f"✓ {task.label}: {found.text[2:]}", "match")
+    reason = "known_mistake" if "Likely bug:" in found.text else "mismatch"
+    message = f"✗ {task.label}: {found.text[2:]}"
+    if reason == "mismatch":
+        message += f"\n  {task.hint}"
+    return Verdict(False, message, reason)

@@ -1,0 +1,1 @@
+"""JupyterHub for a class on one machine: its configuration and the launcher of `make class`."""

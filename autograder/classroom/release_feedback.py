@@ -1,0 +1,94 @@
+"""Releasing learners' feedback from a warm process, for `autograder serve --release-feedback`.
+
+`python -m autograder.classroom.release_feedback COURSE_DIR` imports nbgrader once, then for
+each request line `{"assignment": ..., "student": ...}` on stdin runs nbgrader's own
+generate_feedback (forced: the submission was just regraded) and release_feedback for that
+learner, through `NbGraderAPI` as formgrader does, checks that every page is in the exchange
+where `nbgrader fetch_feedback` looks, and answers one line: `{"ok": true, "pages": N}` or
+`{"ok": false, "reason": "..."}`. Each learner's feedback then costs its own work, not two
+nbgrader start-ups."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+
+class FeedbackError(Exception):
+    """Feedback that could not be generated or released; the text says why."""
+
+
+def released_pages(coursedir: Any, outbound: Path, assignment: str, student: str) -> int:
+    """How many of the learner's feedback pages are in the exchange's `outbound` folder as
+    generated; FeedbackError naming one that is missing or differs."""
+    from nbgrader.utils import notebook_hash
+
+    folder = Path(coursedir.format_path(coursedir.feedback_directory, student, assignment))
+    pages = sorted(folder.glob("*.html"))
+    if not pages:
+        raise FeedbackError(f"no feedback page in {folder}")
+    secret = (folder / "submission_secret.txt").read_text()
+    for page in pages:
+        released = outbound / f"{notebook_hash(secret=secret, notebook_id=page.stem)}.html"
+        if not released.is_file() or released.read_bytes() != page.read_bytes():
+            raise FeedbackError(f"{page.name} is not in the exchange ({released})")
+    return len(pages)
+
+
+def failure(step: str, result: dict[str, Any]) -> FeedbackError:
+    """Why nbgrader's `step` failed, from its captured log or traceback."""
+    lines = (result.get("error") or result.get("log") or "").strip().splitlines()
+    errors = [line for line in lines if "ERROR" in line or "CRITICAL" in line]
+    return FeedbackError(f"{step}: {(errors or lines or ['no reason given'])[-1].strip()}")
+
+
+class Releaser:
+    """nbgrader's feedback commands for one course, loaded once."""
+
+    def __init__(self, course: Path) -> None:
+        from nbgrader.apps.api import NbGraderAPI
+
+        from autograder.classroom.collect import ExchangeCollector
+        from autograder.sandbox.workers import load_config
+
+        config = load_config(course)
+        exchange = ExchangeCollector(config, lambda: set())  # for its paths alone
+        self.coursedir = exchange.coursedir
+        self.outbound = exchange.inbound.parent / "feedback"
+        self.api = NbGraderAPI(coursedir=self.coursedir, config=config)
+
+    def release(self, assignment: str, student: str) -> int:
+        """Generate and release one learner's feedback; the pages released."""
+        result = self.api.generate_feedback(assignment, student, force=True)
+        if not result.get("success"):
+            raise failure("generate_feedback", result)
+        result = self.api.release_feedback(assignment, student)
+        if not result.get("success"):
+            raise failure("release_feedback", result)
+        return released_pages(self.coursedir, self.outbound, assignment, student)
+
+
+def main() -> int:
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+    sys.stdout = sys.stderr  # anything nbgrader prints stays off the answers
+    releaser = Releaser(Path(sys.argv[1]).resolve())
+    answers.write(json.dumps({"ready": True}) + "\n")
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            pages = releaser.release(request["assignment"], request["student"])
+        except (FeedbackError, OSError) as error:
+            answer: dict[str, Any] = {"ok": False, "reason": str(error)}
+        except Exception as error:  # nbgrader's own failure: reported, the worker goes on
+            answer = {"ok": False, "reason": f"{type(error).__name__}: {error}"}
+        else:
+            answer = {"ok": True, "pages": pages}
+        answers.write(json.dumps(answer) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

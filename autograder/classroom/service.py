@@ -1,0 +1,187 @@
+"""`autograder serve`: a warm grading service that grades each submission as it arrives.
+
+The sandboxed workers start once (bubblewrap, Python, `import torch`) and stay warm. Every
+`--interval` seconds the service collects what students handed in with `nbgrader submit`
+(or the Assignments tab) from the course's exchange into submitted/ (`autograder.classroom.collect`:
+`nbgrader collect --update`'s rules, refusing unsafe folders), then grades what is new or
+changed under submitted/ with the same `Grader` as `autograder grade` (same sandbox, same
+gradebook records). A submission is tried once per version: one that fails is not retried
+until it changes. With `--release-feedback`, each graded submission's feedback is
+generated and released with nbgrader's own commands, one at a time in the background by a
+warm process (`autograder.classroom.release_feedback`), and checked to be in the exchange where
+`nbgrader fetch_feedback` looks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from autograder.classroom.collect import ExchangeCollector
+from autograder.sandbox.workers import Sandbox, Worker, load_config, worker_log_dir
+
+
+def submitted_at(folder: Path) -> float:
+    """When the submission in `folder` arrived: its newest status change (copies keep
+    their mtimes, not their ctimes)."""
+    times = [p.lstat().st_ctime for p in [folder, *folder.rglob("*")]]
+    return max(times, default=time.time())
+
+
+class FeedbackReleaser:
+    """Releases feedback one learner at a time, in a background thread, through a warm
+    `python -m autograder.classroom.release_feedback` process (nbgrader loaded once); prints each
+    outcome."""
+
+    def __init__(self, course: Path) -> None:
+        self.course = course
+        self.jobs: queue.Queue[tuple[str, str, float] | None] = queue.Queue()
+        self.process = self._start()
+        self.thread = threading.Thread(target=self._run, name="feedback", daemon=True)
+        self.thread.start()
+
+    def _start(self) -> subprocess.Popen[str]:
+        log_dir = worker_log_dir(self.course)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        with open(log_dir / "feedback.log", "a") as log:
+            return subprocess.Popen(
+                [sys.executable, "-m", "autograder.classroom.release_feedback", str(self.course)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                cwd=self.course,
+            )
+
+    def _ask(self, assignment: str, student: str) -> dict[str, Any]:
+        """The warm process's answer about one learner (restarted if it had died)."""
+        if self.process.poll() is not None:
+            self.process = self._start()
+        assert self.process.stdin is not None and self.process.stdout is not None
+        request = {"assignment": assignment, "student": student}
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        while line := self.process.stdout.readline():
+            answer: dict[str, Any] = json.loads(line)
+            if "ready" not in answer:
+                return answer
+        log = worker_log_dir(self.course) / "feedback.log"
+        return {"ok": False, "reason": f"the feedback process ended (see {log})"}
+
+    def _run(self) -> None:
+        while (job := self.jobs.get()) is not None:
+            assignment, student, since = job
+            key = f"{student}/{assignment}"
+            try:
+                answer = self._ask(assignment, student)
+            except (OSError, ValueError) as error:  # the service goes on; the failure is shown
+                answer = {"ok": False, "reason": f"{type(error).__name__}: {error}"}
+            if answer["ok"]:
+                after = time.time() - since
+                print(
+                    f"feedback {key}: released {answer['pages']} page(s) "
+                    f"{after:.2f} s after submission",
+                    flush=True,
+                )
+            else:
+                print(f"FAILED feedback {key}: {answer['reason']}", flush=True)
+
+    def add(self, assignment: str, student: str, since: float) -> None:
+        self.jobs.put((assignment, student, since))
+
+    def close(self) -> None:
+        """Finish what is queued, then stop the warm process."""
+        self.jobs.put(None)
+        self.thread.join()
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
+    """Grade new submissions until interrupted (SIGINT or SIGTERM); the exit status."""
+    from autograder.grading.preparation import import_torch
+    from autograder.grading.recording import import_recorder
+    from autograder.grading.runner import Grader
+
+    workers = [Worker(sandbox, worker_log_dir(course)) for _ in range(args.jobs)]
+    for worker in workers:
+        worker.start_soon()
+    # What the first grading needs (nbgrader's converter, PyTorch for references not yet
+    # stored) is loaded while the service waits, not when the first learner hands in.
+    for load in (import_recorder, import_torch):
+        threading.Thread(target=load, name=load.__name__, daemon=True).start()
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    grader = Grader(
+        course,
+        assignments=args.assignments or None,
+        jobs=args.jobs,
+        sandbox=sandbox.enabled,
+        workers=workers,
+        persistent=True,
+    )
+    collector = ExchangeCollector(
+        load_config(course), lambda: set(grader.known_assignments()), args.assignments
+    )
+    problem = None if args.no_collect else collector.problem()
+    if problem:
+        grader.close(now=True)
+        print(f"error: cannot collect from the exchange: {problem} (or --no-collect)")
+        return 2
+    feedback = FeedbackReleaser(course) if args.release_feedback else None
+    source = "submitted/" if args.no_collect else f"{collector.inbound} and submitted/"
+    print(f"serving {course}: grading new submissions from {source} (Ctrl-C stops)", flush=True)
+    failed: dict[str, str] = {}  # submission -> the reason last printed
+    try:
+        while True:
+            if not args.no_collect:
+                try:
+                    lines = collector.look()
+                except Exception as error:  # e.g. the gradebook unreachable: said once
+                    lines = collector.once(f"FAILED exchange: {type(error).__name__}: {error}")
+                for line in lines:
+                    print(line, flush=True)
+            for outcome in grader.run():
+                if outcome.status == "skipped":
+                    continue
+                sub = outcome.submission
+                if outcome.status == "graded":
+                    since = collector.submitted_at.pop(sub.key, None) or submitted_at(sub.path)
+                    print(
+                        f"graded {sub.key} {outcome.score:g}/{outcome.max_score:g} "
+                        f"{time.time() - since:.2f} s after submission",
+                        flush=True,
+                    )
+                    if feedback is not None:
+                        feedback.add(sub.assignment, sub.student, since)
+                else:
+                    reason = "; ".join(outcome.reasons)
+                    if failed.get(sub.key) != reason:  # a refused folder: said once, not each look
+                        print(f"FAILED {sub.key}: {reason}", flush=True)
+                    failed[sub.key] = reason
+                    continue
+                failed.pop(sub.key, None)
+            time.sleep(args.interval)
+    except KeyboardInterrupt:
+        print("stopping", flush=True)
+    finally:
+        grader.close(now=True)
+        if feedback is not None:
+            feedback.close()
+    return 0

@@ -1,0 +1,197 @@
+"""The exercise spec format.
+
+An exercise is stated once, in `autograder/exercises/exNN_*.py`, as an `ExerciseSpec`:
+its given values with the rules that draw them, a PyTorch program that names every
+quantity, and its parts. Everything else (references, diagnoses, the graded cells of the
+solution notebook, the sample class's right answers, the docs tables) is derived from it.
+
+How a learner's numbers are drawn is `autograder.core.givens`; the course's specs, by
+name, are `autograder.exercises`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from autograder.answers.classes import ClassTask
+    from autograder.answers.functions import FunctionTask
+    from autograder.core.engine import Tape
+
+Kind = Literal["forward", "local_slope", "gradient", "fact", "function", "class"]
+CODE_KINDS = ("function", "class")
+"""Kinds answered with code the grader runs (no hand number to read)."""
+Gate = Literal["open", "shut"]
+Role = Literal["given", "slope", "value", "upstream", "calls"]
+
+
+@dataclass(frozen=True)
+class Given:
+    """One given value and the values it may be drawn from."""
+
+    name: str
+    choices: tuple[float, ...]
+    lesson: float
+    """The lesson's value: never drawn for this given."""
+    meaning: str = ""
+
+
+@dataclass(frozen=True)
+class Factor:
+    """One factor of a chain: an expression over the exercise's names, and its role.
+
+    `given`: a given value (its misuse is diagnosed by name); `slope`: a node's local slope
+    (label names the node); `value`: a forward quantity such as (a - y); `upstream`: an
+    earlier part's answer; `calls`: how many backward calls added up.
+    """
+
+    expr: str
+    role: Role
+    label: str = ""
+
+
+def given(name: str) -> Factor:
+    """A factor that is the given value `name`."""
+    return Factor(name, "given", name)
+
+
+def upstream(name: str) -> Factor:
+    """A factor that is the earlier part `name`."""
+    return Factor(name, "upstream", name)
+
+
+def slope(expr: str, label: str) -> Factor:
+    """A node's local slope, e.g. slope("2", "the square's ×2")."""
+    return Factor(expr, "slope", label)
+
+
+def value(expr: str) -> Factor:
+    """A forward value used as a factor, e.g. value("a - y")."""
+    return Factor(expr, "value", expr)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One graded part: the quantity, how it is asked, answered and diagnosed.
+
+    `of` says which quantity PyTorch computes: (node,) for a forward value,
+    (output, node) for a gradient d output / d node or a local slope.
+    `factors` is the chain a learner multiplies (their product must equal PyTorch's value);
+    `solution` is the model answer's right-hand side (default: the factors multiplied).
+    """
+
+    name: str
+    label: str
+    kind: Kind
+    hint: str
+    formula: str
+    """What the stub says to compute, e.g. "dL/dh × dh/dw"."""
+    of: tuple[str, ...] = ()
+    points: int = 1
+    factors: tuple[Factor, ...] = ()
+    solution: str = ""
+    gate: Gate | None = None
+    calls: int = 1
+    """Backward calls whose gradients accumulate into this quantity."""
+    fact: Callable[[Tape], float | bool] | None = None
+    task: FunctionTask | None = None
+    build: ClassTask | None = None
+    """For a "class" part: the class and the graphs it is judged on."""
+    mistakes: tuple[tuple[str, str, str], ...] = ()
+    """Known wrong answers: (reason, expression, explanation)."""
+    title: str = ""
+    """The part's heading in the notebook (default: the label)."""
+
+    @property
+    def answer(self) -> str:
+        """The model answer's right-hand side (the last line of a multi-line solution)."""
+        if self.solution:
+            return self.solution.split("\n")[-1]
+        return " * ".join(f.expr if f.role != "value" else f"({f.expr})" for f in self.factors)
+
+    @property
+    def code(self) -> str:
+        """The model answer as the learner writes it: `name = ...` (after any setup lines)."""
+        setup = self.solution.split("\n")[:-1] if self.solution else []
+        return "\n".join([*setup, f"{self.name} = {self.answer}"])
+
+    @property
+    def stub(self) -> str:
+        """The comment above the answer: what to assign and how it is computed."""
+        return f"# {self.name} = ...  ({self.formula})"
+
+
+@dataclass(frozen=True)
+class ExerciseSpec:
+    """One exercise, stated once."""
+
+    name: str
+    title: str
+    givens: tuple[Given, ...]
+    program: Callable[[Tape], None]
+    parts: tuple[Part, ...]
+    constraints: tuple[tuple[str, Callable[[Mapping[str, float]], bool]], ...] = ()
+    """(what must hold, test on the drawn givens)."""
+    constants: Mapping[str, float] = field(default_factory=dict)
+    """Fixed numbers the learner also gets (not drawn), e.g. {}."""
+    repeated_backward: tuple[str, ...] = ()
+    """Parts whose gradient comes from repeated backward() calls: only there is
+    accumulation blamed."""
+    written: tuple[tuple[str, int], ...] = ()
+    """Answers in words, read by the teacher: (grade id, points)."""
+    lesson: str = ""
+    """The lesson notebook this exercise practises (its numbers are the worked example)."""
+
+    @property
+    def max_points(self) -> int:
+        """Every point of the exercise, written answers included."""
+        return sum(p.points for p in self.parts) + sum(points for _, points in self.written)
+
+    @property
+    def given_names(self) -> tuple[str, ...]:
+        """The given values' names, in order."""
+        return tuple(g.name for g in self.givens)
+
+    def part(self, name: str) -> Part:
+        """The part called `name`; KeyError naming the valid ones."""
+        for p in self.parts:
+            if p.name == name:
+                return p
+        raise KeyError(f"{self.name} grades no {name!r}; valid: {', '.join(self.part_names)}")
+
+    @property
+    def part_names(self) -> tuple[str, ...]:
+        """The graded parts' names, in order."""
+        return tuple(p.name for p in self.parts)
+
+    def letter(self, name: str) -> str:
+        """The part's letter in the notebook (A, B, ...); written answers come last."""
+        names = [*self.part_names, *(grade_id for grade_id, _ in self.written)]
+        return "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[names.index(name)]
+
+    @property
+    def lesson_givens(self) -> dict[str, float]:
+        """The lesson's numbers (the worked example), which no learner draws."""
+        return {g.name: g.lesson for g in self.givens}
+
+
+def pairwise_different(*names: str) -> tuple[str, Callable[[Mapping[str, float]], bool]]:
+    """Constraint: the named givens can be told apart in any product: they differ in size,
+    none is twice another (the 2 of a square), no two multiply to 1, and none is the
+    product of two others."""
+
+    def test(g: Mapping[str, float]) -> bool:
+        sizes = [round(abs(g[n]), 9) for n in names]
+        distinct = set(sizes)
+        if len(distinct) != len(sizes) or any(round(2 * a, 9) in distinct for a in sizes):
+            return False
+        for i, a in enumerate(sizes):
+            for b in sizes[i + 1 :]:
+                product = round(a * b, 9)
+                if product == 1 or product in distinct:
+                    return False
+        return True
+
+    return (f"{', '.join(names)} can be told apart in a product", test)

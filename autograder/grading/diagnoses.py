@@ -1,0 +1,92 @@
+"""The grader's diagnoses, kept machine-readable for class analytics (`autograder report`).
+
+The verdicts `trusted` computes become the test cells' messages; this module also keeps
+them as data: for every checked quantity of every test cell, whether it passed, the
+diagnosis kind (`Verdict.reason`, whatever names the diagnoses use) and the learner's
+value. `autograder grade` writes one file per submission,
+`.autograder/diagnoses/<assignment>/<student>.json`, carrying the fingerprint of the
+graded files so a reader can tell a current file from a stale one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from autograder.core.verdict import Verdict, format_value
+from autograder.feedback.byhand import read_hand_answers
+from autograder.grading import trusted
+
+DIAGNOSES_DIR = "diagnoses"
+
+
+def notebook_checks(
+    plan: trusted.TrustedPlan,
+    cells: list[Any],
+    found: dict[int, list[Verdict]],
+    student: str,
+) -> list[dict[str, Any]]:
+    """One record per check of one notebook (`found`: its trusted verdicts by cell index):
+    part (grade_id), quantity, passed, kind, value."""
+    code_sources = [cell.source for cell in cells if cell.cell_type == "code"]
+    givens = trusted.givens_for(plan.exercise, student) if plan.exercise else None
+    answers = read_hand_answers(code_sources, givens)
+    records = []
+    for index, verdicts in sorted(found.items()):
+        part = cells[index].metadata.get("nbgrader", {}).get("grade_id", f"cell-{index}")
+        names = list(plan.hand_checks.get(index, []))
+        if index in plan.function_checks:
+            names.append(plan.function_checks[index])
+        if index in plan.class_checks:
+            names.append(plan.class_checks[index])
+        for name, verdict in zip(names, verdicts, strict=True):
+            answer = answers.get(name)
+            if name not in plan.hand_checks.get(index, []):  # code: the verdict tells
+                value = verdict.message.splitlines()[0] if not verdict.passed else ""
+            elif answer is None:
+                value = "(not assigned)"
+            else:
+                value = format_value(answer.value) if answer.value is not None else answer.detail
+            records.append(
+                {
+                    "part": part,
+                    "quantity": name,
+                    "passed": verdict.passed,
+                    "kind": verdict.reason or ("match" if verdict.passed else "unknown"),
+                    "value": value,
+                }
+            )
+    return records
+
+
+def diagnoses_path(state_dir: Path, assignment: str, student: str) -> Path:
+    return state_dir / DIAGNOSES_DIR / assignment / f"{student}.json"
+
+
+def write_diagnoses(
+    state_dir: Path,
+    assignment: str,
+    student: str,
+    fingerprint: str,
+    notebooks: dict[str, list[dict[str, Any]]],
+) -> None:
+    """Store one submission's checks (notebook id -> records), replacing older ones."""
+    from autograder.grading.state import atomic_write_json
+
+    atomic_write_json(
+        diagnoses_path(state_dir, assignment, student),
+        {"fingerprint": fingerprint, "notebooks": notebooks},
+    )
+
+
+def read_diagnoses(state_dir: Path, assignment: str, student: str) -> dict[str, Any] | None:
+    """A submission's stored checks, or None when there are none or they are stale."""
+    try:
+        stored = json.loads(diagnoses_path(state_dir, assignment, student).read_text())
+        marker = json.loads((state_dir / "graded" / assignment / f"{student}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if marker.get("status") != "graded" or marker.get("fingerprint") != stored.get("fingerprint"):
+        return None
+    return dict(stored)

@@ -1,0 +1,143 @@
+"""Finding what to grade: every `submitted/<student>/<assignment>/` checked, fingerprinted
+(the submitted files and the source version), and compared with what was graded."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
+
+from autograder.grading.budgets import Budgets
+from autograder.grading.model import Outcome, Submission
+from autograder.grading.state import GradedMarkers
+from autograder.grading.submissions import (
+    SubmissionError,
+    check_folder,
+    check_student_id,
+    read_file,
+)
+
+
+def stat_signature(files: list[Path], source: Path) -> tuple[tuple[str, int, int, int, int], ...]:
+    """What changes whenever a submitted or source file changes (size, inode, modification
+    and status-change times: the ctime cannot be set back), read without opening them."""
+    paths = [*files, *(p for p in source.rglob("*") if p.is_file())]
+    signature = []
+    for path in paths:
+        info = os.lstat(path)
+        signature.append((str(path), info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns))
+    return tuple(signature)
+
+
+def fingerprint(files: list[Path], folder: Path, source: Path) -> str:
+    """A hash of every submitted file (checked: `check_folder`) and of the source version."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(folder)).encode() + b"\0")
+        digest.update(read_file(path, None))
+    digest.update(b"\1")
+    for path in sorted(p for p in source.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(source)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+class Discovery:
+    """The submissions to grade now, and the ones skipped (graded already, or refused).
+
+    `persistent` (a grading service looking every fraction of a second): a folder is hashed
+    again only when a file's status changed, and a version tried once is not tried again."""
+
+    def __init__(
+        self,
+        coursedir: CourseDirectory,
+        budgets: Budgets,
+        markers: GradedMarkers,
+        *,
+        assignments: list[str] | None,
+        students: list[str] | None,
+        force: bool,
+        persistent: bool,
+    ) -> None:
+        self.coursedir = coursedir
+        self.budgets = budgets
+        self.markers = markers
+        self.assignments = assignments
+        self.students = students
+        self.force = force
+        self.persistent = persistent
+        self.attempted: dict[str, str] = {}  # persistent: submission -> fingerprint tried
+        self._fingerprints: dict[str, tuple[Any, str]] = {}  # persistent: (stat, fingerprint)
+
+    def known_assignments(self) -> dict[str, list[str]]:
+        """Assignments in the gradebook, with their notebooks."""
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            return {a.name: [n.name for n in a.notebooks] for a in gb.assignments}
+
+    def discover(self) -> tuple[list[Submission], list[Outcome]]:
+        """Submissions to grade now, and the ones skipped as already graded."""
+        submitted = Path(self.coursedir.format_path(self.coursedir.submitted_directory, ".", "."))
+        known = self.known_assignments()
+        wanted = self.assignments or sorted(known)
+        unknown = [a for a in wanted if a not in known]
+        if unknown:
+            raise SubmissionError(
+                f"not in the gradebook: {', '.join(unknown)}. Run `make assign` first (it "
+                "records every assignment from solutions/ without touching exercises/). "
+                f"Known: {', '.join(sorted(known)) or 'none'}"
+            )
+        todo: list[Submission] = []
+        skipped: list[Outcome] = []
+        present = sorted(p.name for p in submitted.iterdir()) if submitted.is_dir() else []
+        absent = [s for s in self.students or [] if s not in present]
+        if absent:
+            raise SubmissionError(
+                f"no submission from {', '.join(map(repr, absent))} in {submitted}"
+                + (f" (students there: {', '.join(present[:20])})" if present else " (empty)")
+            )
+        if not submitted.is_dir():
+            return todo, skipped
+        for student_dir in sorted(submitted.iterdir()):
+            if self.students and student_dir.name not in self.students:
+                continue
+            for assignment in wanted:
+                folder = student_dir / assignment
+                sub = Submission(student_dir.name, assignment, folder)
+                try:
+                    check_student_id(student_dir)
+                    files = check_folder(folder, self.budgets)
+                except SubmissionError as error:
+                    skipped.append(Outcome(sub, "failed", [str(error)]))
+                    continue
+                if files is None:
+                    continue
+                source = Path(
+                    self.coursedir.format_path(self.coursedir.source_directory, ".", assignment)
+                )
+                try:
+                    sub.fingerprint = self.fingerprint(sub, files, source)
+                except (SubmissionError, OSError) as error:
+                    skipped.append(Outcome(sub, "failed", [str(error)]))
+                    continue
+                if self.persistent and self.attempted.get(sub.key) == sub.fingerprint:
+                    continue  # tried in this service already: only a new version is tried
+                if not self.force and self.markers.already_graded(sub):
+                    skipped.append(Outcome(sub, "skipped"))
+                else:
+                    todo.append(sub)
+        return todo, skipped
+
+    def fingerprint(self, sub: Submission, files: list[Path], source: Path) -> str:
+        """The submission's fingerprint; a service hashes a folder again only when a file's
+        status changed since its last look (looking every fraction of a second)."""
+        if not self.persistent:
+            return fingerprint(files, sub.path, source)
+        signature = stat_signature(files, source)
+        known = self._fingerprints.get(sub.key)
+        if known is None or known[0] != signature:
+            known = (signature, fingerprint(files, sub.path, source))
+            self._fingerprints[sub.key] = known
+        return known[1]

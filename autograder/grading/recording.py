@@ -1,0 +1,324 @@
+"""Recording through nbgrader: its Autograde converter writes autograded/ and the gradebook.
+
+nbgrader's sanitising pass is handed the notebook `preparation` sanitised (`UseSanitized`)
+and its Execute step is replaced by `InjectOutputs`, so nbgrader itself records the grades
+(LimitOutput, SaveAutoGrades, late penalties) exactly as `nbgrader autograde` would.
+`recording_caches` keeps nbgrader from computing the same things again and again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import json
+import logging
+import os
+import sys
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat.notebooknode import NotebookNode
+from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import (
+    CheckCellMetadata,
+    ClearOutput,
+    DeduplicateIds,
+    NbGraderPreprocessor,
+    OverwriteCells,
+    OverwriteKernelspec,
+)
+from traitlets.config import Config
+
+from autograder.core.verdict import Verdict
+from autograder.grading import trusted
+from autograder.grading.budgets import Budgets
+from autograder.grading.inert import safe_output
+from autograder.grading.model import PreparedNotebook, Submission
+from autograder.grading.submissions import SubmissionError
+from autograder.sandbox.workers import ExecutionResult
+
+
+def use_this_environment() -> None:
+    """Put this interpreter's bin/ first on PATH: nbgrader runs `alembic` by name."""
+    bin_dir = str(Path(sys.executable).parent)
+    if os.environ.get("PATH", "").split(os.pathsep)[0] != bin_dir:
+        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+
+
+def import_recorder() -> None:
+    """Import nbgrader's Autograde converter (in a background thread while the first
+    notebooks run)."""
+    import nbgrader.converters  # noqa: F401
+
+
+_instructor_cells: dict[tuple[str, str, str, str], dict[str, Any]] | None = None
+
+
+@contextlib.contextmanager
+def recording_caches() -> Iterator[None]:
+    """Within one grading run, compute once what nbgrader computes again and again.
+
+    - Every nbgrader Gradebook opened meanwhile shares one SQLAlchemy engine: nbgrader opens
+      a new Gradebook (a new engine, an empty statement cache) many times per notebook.
+    - nbgrader's cell-metadata check calls `jsonschema.validate`, which first validates the
+      schema itself against its meta-schema: once per cell. Here the schema is checked once
+      and the same validator raises the same best-matching error.
+    - The instructor's cells of each notebook are read from the gradebook once per run.
+    None of these changes a query's or a check's result, only what is done twice. (And
+    nbgrader's harmless SQLAlchemy warnings on a regrade are kept off the output.)
+    """
+    global _instructor_cells
+    import jsonschema
+    import nbgrader.api
+    import nbgrader.nbgraderformat.common as metadata_format
+
+    create_engine = nbgrader.api.create_engine
+    engines: dict[str, Any] = {}
+    validators: dict[str, Any] = {}
+
+    def cached_engine(url: Any, *args: Any, **kwargs: Any) -> Any:
+        key = str(url)
+        if key not in engines:
+            engines[key] = create_engine(url, *args, **kwargs)
+        return engines[key]
+
+    def validate(instance: Any, schema: dict[str, Any]) -> None:
+        key = json.dumps(schema, sort_keys=True)
+        if key not in validators:
+            cls = jsonschema.validators.validator_for(schema)
+            cls.check_schema(schema)
+            validators[key] = cls(schema)
+        error = jsonschema.exceptions.best_match(validators[key].iter_errors(instance))
+        if error is not None:
+            raise error
+
+    class CachedSchemas:
+        """`jsonschema` as nbgrader's metadata check sees it, with `validate` cached."""
+
+        def __getattr__(self, name: str) -> Any:
+            return validate if name == "validate" else getattr(jsonschema, name)
+
+    nbgrader.api.create_engine = cached_engine
+    metadata_format.jsonschema = CachedSchemas()
+    _instructor_cells = {}
+    try:
+        with warnings.catch_warnings():
+            # nbgrader's regrade path warns on every notebook that SQLAlchemy will not
+            # cascade an object it removed itself: harmless, and it buried the real output.
+            warnings.filterwarnings(
+                "ignore", message=r"Object of type <Submitted\w+> not in session"
+            )
+            yield
+    finally:
+        nbgrader.api.create_engine = create_engine
+        metadata_format.jsonschema = jsonschema
+        _instructor_cells = None
+        for engine in engines.values():
+            engine.dispose()
+
+
+FLAG_KEYS = ("grade", "solution", "locked", "points")
+OUTPUT_BUDGET_NOTE = {
+    "output_type": "stream",
+    "name": "stderr",
+    "text": "[output budget reached (c.Budgets.max_outputs): further outputs are not recorded]\n",
+}
+
+
+def source_cells(db_url: str, course_id: str, assignment: str, notebook_id: str) -> dict[str, Any]:
+    """grade_id -> the instructor's source and nbgrader flags for that cell (read once per
+    grading run, see `recording_caches`; the caller must not change what it gets)."""
+    key = (db_url, course_id, assignment, notebook_id)
+    if _instructor_cells is not None and key in _instructor_cells:
+        return _instructor_cells[key]
+    cells: dict[str, Any] = {}
+    with Gradebook(db_url, course_id) as gb:
+        notebook = gb.find_notebook(notebook_id, assignment)
+        for cell in notebook.source_cells:
+            cells[cell.name] = {
+                "source": cell.source,
+                "grade": False,
+                "solution": False,
+                "locked": bool(cell.locked),
+            }
+        for cell in notebook.grade_cells:
+            cells.setdefault(cell.name, {"source": None, "solution": False, "locked": False})
+            cells[cell.name].update(grade=True, points=cell.max_score)
+        for cell in notebook.solution_cells:
+            cells.setdefault(cell.name, {"source": None, "grade": False, "locked": False})
+            cells[cell.name]["solution"] = True
+    if _instructor_cells is not None:
+        _instructor_cells[key] = cells
+    return cells
+
+
+class RepairGradedCells(NbGraderPreprocessor):  # type: ignore[misc]
+    """Undo metadata tampering before nbgrader sees it (the changes are reported).
+
+    Later copies of a graded cell are dropped (nbgrader's DeduplicateIds would strip their
+    metadata and then fail the whole submission), and each known cell gets back the
+    grade/solution/locked/points flags of the instructor's source, so a learner cannot
+    turn a test off or give it 1000 points, and nbgrader's checksum check still passes.
+    """
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[Any, Any]:
+        info = resources["nbgrader"]
+        flags = source_cells(
+            info["db_url"],
+            self.coursedir_course_id(),
+            info["assignment"],
+            info["notebook"],
+        )
+        seen: set[str] = set()
+        kept = []
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            grade_id = meta.get("grade_id")
+            if grade_id and grade_id in seen:
+                continue
+            if grade_id:
+                seen.add(grade_id)
+            if grade_id in flags:
+                meta.update({k: v for k, v in flags[grade_id].items() if k in FLAG_KEYS})
+                if not flags[grade_id].get("grade"):
+                    meta.pop("points", None)
+            kept.append(cell)
+        nb.cells = kept
+        return nb, resources
+
+    def coursedir_course_id(self) -> str:
+        return str(self.config.CourseDirectory.get("course_id", "default_course"))
+
+
+SANITIZERS = [
+    RepairGradedCells,
+    ClearOutput,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    OverwriteCells,
+    CheckCellMetadata,
+]
+
+
+class UseSanitized(NbGraderPreprocessor):  # type: ignore[misc]
+    """nbgrader's sanitising pass, already done: hand over the notebook `prepare` sanitised
+    with the very same preprocessors (`SANITIZERS`), instead of repeating their queries.
+    (Handed over, not copied: judging is done by then, and the entry is dropped after.)"""
+
+    sanitized: dict[tuple[str, str, str], Any] = {}
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[Any, Any]:
+        info = resources["nbgrader"]
+        key = (info["student"], info["assignment"], info["notebook"])
+        if key not in self.sanitized:
+            raise SubmissionError(f"no sanitised notebook recorded for {'/'.join(key)}")
+        return self.sanitized[key], resources
+
+
+class InjectOutputs(NbGraderPreprocessor):  # type: ignore[misc]
+    """nbgrader's Execute step, replaced: put in the outputs the sandbox produced."""
+
+    executed: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[Any, Any]:
+        info = resources["nbgrader"]
+        key = (info["student"], info["assignment"], info["notebook"])
+        record = self.executed.get(key)
+        if record is None:
+            raise SubmissionError(f"no execution recorded for {'/'.join(key)}")
+        sources = [cell.source for cell in nb.cells if cell.cell_type == "code"]
+        if hashlib.sha256(json.dumps(sources).encode()).hexdigest() != record["sources"]:
+            raise SubmissionError("the notebook changed between execution and recording")
+        code_cells = [cell for cell in nb.cells if cell.cell_type == "code"]
+        for cell, executed in zip(code_cells, record["cells"], strict=True):
+            cell.outputs = [nbformat.from_dict(output) for output in executed["outputs"]]
+            cell.execution_count = executed["execution_count"]
+        return nb, resources
+
+
+class Recorder:
+    """Judged outputs in place of the test cells' outputs, then nbgrader records."""
+
+    def __init__(self, config: Config, coursedir: CourseDirectory, budgets: Budgets) -> None:
+        self.config = config
+        self.coursedir = coursedir
+        self.budgets = budgets
+
+    def judged_cells(
+        self,
+        prepared: PreparedNotebook,
+        result: ExecutionResult,
+        verdicts: dict[int, list[Verdict]],
+    ) -> list[Any]:
+        """Outputs per code cell: executed outputs, failures made explicit, and `verdicts`
+        (the trusted ones, by cell index) in place of the test cells' outputs."""
+        cells = []
+        stopped = False
+        budget_used, budget_over = 0, False
+        for position, index in enumerate(prepared.code_cells):
+            frame = result.cells.get(position)
+            if frame is not None and not stopped:
+                outputs = [o for o in map(safe_output, frame.get("outputs", [])) if o]
+                room = max(0, self.budgets.max_outputs - budget_used)
+                if len(outputs) > room:
+                    outputs = outputs[:room] + ([] if budget_over else [OUTPUT_BUDGET_NOTE])
+                    budget_over = True
+                budget_used += len(outputs)
+                count = frame.get("execution_count")
+                count = count if type(count) is int else None
+            else:
+                stopped = True
+                reason = result.detail or "the notebook stopped before this cell"
+                outputs = [
+                    {
+                        "output_type": "error",
+                        "ename": "NotExecuted",
+                        "evalue": f"this cell did not run: {reason}",
+                        "traceback": [f"NotExecuted: this cell did not run: {reason}"],
+                    }
+                ]
+                count = None
+            cells.append({"index": index, "outputs": outputs, "execution_count": count})
+        for entry in cells:
+            if entry["index"] in verdicts:
+                entry["outputs"] = trusted.verdict_outputs(verdicts[entry["index"]])
+        return cells
+
+    def record(self, sub: Submission) -> tuple[float, float]:
+        """Let nbgrader's Autograde converter write autograded/ and the gradebook."""
+        from nbconvert.preprocessors import ClearMetadataPreprocessor
+        from nbgrader.converters import Autograde
+        from nbgrader.preprocessors import (
+            AssignLatePenalties,
+            IgnorePattern,
+            LimitOutput,
+            SaveAutoGrades,
+        )
+
+        config = copy.deepcopy(self.config)
+        config.CourseDirectory.assignment_id = sub.assignment
+        config.CourseDirectory.student_id = sub.student
+        config.Autograde.sanitize_preprocessors = [UseSanitized]
+        config.Autograde.autograde_preprocessors = [
+            InjectOutputs,
+            IgnorePattern,
+            ClearMetadataPreprocessor,
+            LimitOutput,
+            SaveAutoGrades,
+            AssignLatePenalties,
+            CheckCellMetadata,
+        ]
+        coursedir = CourseDirectory(config=config)
+        converter = Autograde(coursedir=coursedir, config=config)
+        converter.force = True
+        converter.log.setLevel(logging.WARNING)
+        converter.start()
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            submission = gb.find_submission(sub.assignment, sub.student)
+            return float(submission.score), float(submission.max_score)

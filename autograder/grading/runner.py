@@ -1,0 +1,295 @@
+"""`autograder grade`: grade a class in parallel, resumably, into nbgrader's own gradebook.
+
+For every submission under `submitted/<student>/<assignment>/`:
+1. prepare (grader process): read each notebook defensively, note any tampering, undo
+   metadata tampering (`RepairGradedCells`) and sanitise it with nbgrader's own
+   preprocessors (ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells,
+   CheckCellMetadata);
+2. execute (parallel, sandboxed workers, see `autograder.sandbox`);
+3. judge: test cells the grader can verify itself get their outputs from `trusted`;
+4. record (grader process, one at a time): nbgrader's Autograde converter runs with its
+   sanitising pass handed the notebook of step 1 (`UseSanitized`) and its Execute step
+   replaced by `InjectOutputs`, so nbgrader itself writes `autograded/` and the gradebook
+   (LimitOutput, SaveAutoGrades, late penalties) exactly as `nbgrader autograde` would.
+A submission is marked graded in `.autograder/graded/` only after nbgrader recorded it
+(written atomically), so a killed run resumes where it stopped: what was not marked is
+executed and recorded again, and recording again overwrites, so nothing counts twice.
+
+The stages live beside this module: `discovery` (what to grade), `preparation` (step 1),
+`recording` (step 4), `state` (the graded markers); `Grader` runs them and the workers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import queue
+import random
+import secrets
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from nbgrader.coursedir import CourseDirectory
+
+from autograder.feedback import references
+from autograder.grading import diagnoses, trusted
+from autograder.grading.budgets import Budgets
+from autograder.grading.discovery import Discovery
+from autograder.grading.model import Outcome, PreparedNotebook, Submission
+from autograder.grading.preparation import Preparation
+from autograder.grading.recording import (
+    InjectOutputs,
+    Recorder,
+    UseSanitized,
+    import_recorder,
+    recording_caches,
+    use_this_environment,
+)
+from autograder.grading.state import STATE_DIR, GradedMarkers
+from autograder.sandbox.workers import (
+    ExecutionResult,
+    Sandbox,
+    Worker,
+    default_jobs,
+    load_config,
+    worker_log_dir,
+)
+
+__all__ = ["STATE_DIR", "Grader", "Outcome", "Submission", "load_config"]
+
+
+class Grader:
+    """Grades the submissions of a course directory; see the module docstring."""
+
+    def __init__(
+        self,
+        course_dir: Path,
+        *,
+        assignments: list[str] | None = None,
+        students: list[str] | None = None,
+        jobs: int | None = None,
+        sandbox: bool = True,
+        force: bool = False,
+        seed: int | None = None,
+        log: logging.Logger | None = None,
+        workers: list[Worker] | None = None,
+        persistent: bool = False,
+    ) -> None:
+        """`workers`: already spawned (`Worker.start_soon`) with this course's sandbox.
+        `persistent`: workers and their threads outlive each `run` (a grading service);
+        `close` stops them."""
+        use_this_environment()
+        self.course_dir = course_dir.resolve()
+        self.config = load_config(self.course_dir)
+        self.coursedir = CourseDirectory(config=self.config)
+        self.sandbox = Sandbox(config=self.config)
+        self.budgets = Budgets(config=self.config)
+        if not sandbox:
+            self.sandbox.enabled = False
+        self.jobs = max(1, jobs or default_jobs())
+        self.state = self.course_dir / STATE_DIR
+        self.log = log or logging.getLogger("autograder")
+        self.persistent = persistent
+        self.markers = GradedMarkers(self.state, self.coursedir)
+        self.discovery = Discovery(
+            self.coursedir,
+            self.budgets,
+            self.markers,
+            assignments=assignments,
+            students=students,
+            force=force,
+            persistent=persistent,
+        )
+        rng = random.Random(seed if seed is not None else secrets.randbits(64))
+        self.preparation = Preparation(self.config, self.coursedir, self.budgets, rng)
+        self.recorder = Recorder(self.config, self.coursedir, self.budgets)
+        self._idle: queue.SimpleQueue[Worker] = queue.SimpleQueue()
+        self._workers: list[Worker] = []
+        self._discovered: tuple[list[Submission], list[Outcome]] | None = None
+        self._workers_lock = threading.Lock()
+        for worker in workers or []:
+            self._workers.append(worker)
+            self._idle.put(worker)
+        self.stop_requested = threading.Event()  # set on Ctrl-C: finish the current record
+        self._pool: ThreadPoolExecutor | None = None
+
+    # -------------------------------------------------------------- stages
+
+    def known_assignments(self) -> dict[str, list[str]]:
+        """Assignments in the gradebook, with their notebooks."""
+        return self.discovery.known_assignments()
+
+    def discover(self) -> tuple[list[Submission], list[Outcome]]:
+        """Submissions to grade now, and the ones skipped as already graded."""
+        return self.discovery.discover()
+
+    def prepare(self, sub: Submission, notebook_ids: list[str]) -> None:
+        """Read and sanitise every notebook of a submission (raises SubmissionError)."""
+        self.preparation.prepare(sub, notebook_ids)
+
+    # -------------------------------------------------------------- workers
+
+    def warm_up(self, count: int = 1) -> None:
+        """Start workers in the background until `count` (at most `jobs`) exist, so their
+        start-up overlaps discovery and preparation."""
+        with self._workers_lock:
+            missing = min(count, self.jobs) - len(self._workers)
+            for _ in range(max(0, missing)):
+                worker = Worker(self.sandbox, worker_log_dir(self.course_dir))
+                worker.start_soon()
+                self._workers.append(worker)
+                self._idle.put(worker)
+
+    def take_worker(self) -> Worker:
+        """An idle worker (a new one if none is idle; at most `jobs` pool threads ask)."""
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            worker = Worker(self.sandbox, worker_log_dir(self.course_dir))
+            with self._workers_lock:
+                self._workers.append(worker)
+            return worker
+
+    def execute(self, worker: Worker, prepared: PreparedNotebook, student: str) -> ExecutionResult:
+        """Run one notebook in a sandboxed worker."""
+        sources = [prepared.notebook.cells[i].source for i in prepared.code_cells]
+        calls = trusted.function_calls(prepared.plan)
+        return worker.execute(sources, calls, prepared.givens, student)
+
+    def execute_all(self, sub: Submission) -> list[ExecutionResult]:
+        """Run every notebook of a submission (in a pool thread, on one worker)."""
+        worker = self.take_worker()
+        try:
+            return [self.execute(worker, prepared, sub.student) for prepared in sub.notebooks]
+        finally:
+            self._idle.put(worker)
+
+    # -------------------------------------------------------------- judging and recording
+
+    def grade_one(self, sub: Submission, future: Future[list[ExecutionResult]]) -> Outcome:
+        """Judge and record one executed submission (grader thread)."""
+        started = time.monotonic()
+        results = future.result()
+        unexecuted = [
+            f"{prepared.notebook_id} could not be executed ({result.status}: {result.detail}); "
+            "nothing was recorded, run again to retry"
+            for prepared, result in zip(sub.notebooks, results, strict=True)
+            if not result.executed
+        ]
+        if unexecuted:
+            return self.fail(sub, unexecuted)
+        checks: dict[str, list[dict[str, Any]]] = {}
+        for prepared, result in zip(sub.notebooks, results, strict=True):
+            verdicts = trusted.verdicts(
+                prepared.plan, prepared.notebook.cells, result.calls, sub.student
+            )
+            checks[prepared.notebook_id] = diagnoses.notebook_checks(
+                prepared.plan, prepared.notebook.cells, verdicts, sub.student
+            )
+            cells = self.recorder.judged_cells(prepared, result, verdicts)
+            sources = [prepared.notebook.cells[i].source for i in prepared.code_cells]
+            record = {
+                "sources": hashlib.sha256(json.dumps(sources).encode()).hexdigest(),
+                "cells": cells,
+                "status": result.status,
+                "detail": result.detail,
+            }
+            key = (sub.student, sub.assignment, prepared.notebook_id)
+            InjectOutputs.executed[key] = record
+            UseSanitized.sanitized[key] = prepared.notebook
+            if result.status != "ok":
+                sub.notes.append(f"{prepared.notebook_id}: {result.status}: {result.detail}")
+        try:
+            score, max_score = self.recorder.record(sub)
+        finally:
+            for prepared in sub.notebooks:
+                key = (sub.student, sub.assignment, prepared.notebook_id)
+                InjectOutputs.executed.pop(key)
+                UseSanitized.sanitized.pop(key)
+        diagnoses.write_diagnoses(self.state, sub.assignment, sub.student, sub.fingerprint, checks)
+        self.markers.graded(sub, score, max_score)
+        return Outcome(sub, "graded", sub.notes, score, max_score, time.monotonic() - started)
+
+    def run(self, progress: Any = None) -> Iterator[Outcome]:
+        """Grade everything; yields one Outcome per submission as it completes."""
+        with recording_caches(), references.stored_in(self.state / "references"):
+            yield from self._run()
+
+    def _run(self) -> Iterator[Outcome]:
+        todo, skipped = self._discovered or self.discover()
+        self._discovered = None
+        yield from skipped
+        if not todo:
+            if not self.persistent:
+                self.close()  # a worker warmed up before discovery is not needed
+            return
+        self.warm_up(min(len(todo), self.jobs))
+        threading.Thread(target=import_recorder, name="imports", daemon=True).start()
+        notebooks = self.known_assignments()
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="grade")
+        pool = self._pool
+        pending: deque[tuple[Submission, Future[list[ExecutionResult]]]] = deque()
+        try:
+            # Prepare and hand out one submission at a time, recording finished ones in
+            # order meanwhile, so the workers start at once and never wait for the grader.
+            for sub in todo:
+                if self.stop_requested.is_set():
+                    break
+                self.discovery.attempted[sub.key] = sub.fingerprint
+                try:
+                    self.prepare(sub, notebooks[sub.assignment])
+                except Exception as error:  # a broken submission fails alone
+                    yield self.fail(sub, [str(error) or type(error).__name__])
+                    continue
+                pending.append((sub, pool.submit(self.execute_all, sub)))
+                while pending and (pending[0][1].done() or len(pending) > 4 * self.jobs):
+                    if self.stop_requested.is_set():
+                        break
+                    yield self.record_outcome(*pending.popleft())
+            while pending and not self.stop_requested.is_set():
+                yield self.record_outcome(*pending.popleft())
+        finally:
+            if self.stop_requested.is_set():
+                self.close(now=True)  # running notebooks end now; nothing unrecorded is marked
+            if not self.persistent or self.stop_requested.is_set():
+                self.close()
+
+    def record_outcome(self, sub: Submission, future: Future[list[ExecutionResult]]) -> Outcome:
+        """Judge and record one submission; any failure is that submission's alone."""
+        try:
+            return self.grade_one(sub, future)
+        except Exception as error:  # one bad submission never stops the batch
+            return self.fail(sub, [f"{type(error).__name__}: {error}"])
+
+    def fail(self, sub: Submission, reasons: list[str]) -> Outcome:
+        self.markers.failed(sub, reasons)
+        return Outcome(sub, "failed", reasons + sub.notes)
+
+    def close(self, now: bool = False) -> None:
+        """Stop every worker (idle by now, or `now`: Ctrl-C, running notebooks end)."""
+        if self._pool is not None:
+            if now:
+                with self._workers_lock:
+                    for worker in self._workers:
+                        worker.stop(now=True)  # running notebooks end now
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        with self._workers_lock:
+            for worker in self._workers:
+                worker.stop(now=True)  # idle fork servers: nothing to finish
+            self._workers.clear()
+            self._idle = queue.SimpleQueue()
+
+    def total(self) -> int:
+        """How many submissions `run` will yield (for the progress bar); the next `run`
+        reuses this discovery instead of hashing every submission again."""
+        self._discovered = self.discover()
+        todo, skipped = self._discovered
+        return len(todo) + len(skipped)

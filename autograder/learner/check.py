@@ -1,0 +1,196 @@
+"""`Exercise(name)`: what the notebooks' locked cells call.
+
+- `exercise.given("x", "w")` returns the learner's own numbers (see `spec_learner` for
+  whose) and prints whose they are;
+- `exercise.check("dL_dw")` judges the answer against PyTorch's value for those numbers;
+- `exercise.check_function("train")` calls the learner's function on drawn cases;
+- `exercise.check_class("value_add")` builds random graphs with the learner's `Value`;
+- `exercise.practise()` switches to fresh random numbers, outside the graded record
+  (`exercise.practise(False)` switches back; under `nbgrader autograde` it does nothing).
+
+The verdicts come from `spec_answers.judge`, which the trusted grader also calls with the
+answers read from the submission's source and the numbers of the submission's folder.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Mapping, Sequence
+from types import FrameType
+from typing import Any
+
+from autograder.answers.functions import call_text
+from autograder.core.quantities import Quantity
+from autograder.core.spec import CODE_KINDS
+from autograder.core.verdict import MISSING, Verdict, format_value
+from autograder.exercises import exercise_spec, function_tasks, learner_givens, practice_givens
+from autograder.feedback.byhand import HandAnswer, read_hand_answers
+from autograder.feedback.judge import JudgeContext, judge, judge_hand
+from autograder.feedback.references import reference_quantities
+from autograder.learner.identity import grading, learner_identity
+
+
+class AnswerMismatch(AssertionError):
+    """A graded answer does not match PyTorch; the text is the teaching message."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows instead of a traceback: just the message."""
+        return f"AnswerMismatch: {self}".split("\n")
+
+
+def judge_hand_answer(
+    exercise: str,
+    name: str,
+    answer: HandAnswer | None,
+    runtime_value: object = MISSING,
+    *,
+    givens: Mapping[str, float],
+    answers: Mapping[str, object] | None = None,
+) -> Verdict:
+    """Verdict on one hand answer for the learner whose numbers are `givens`."""
+    q = reference_quantities(exercise, givens).get(name)
+    if q is None:
+        raise KeyError(f"{exercise} grades no hand answer {name!r}")
+    return judge_hand(q, answer, runtime_value, answers)
+
+
+def given_line(learner: str, source: str, values: Mapping[str, float]) -> str:
+    """How the given cell says whose numbers they are."""
+    shown = ", ".join(f"{n} = {format_value(v)}" for n, v in values.items())
+    return f"Numbers of {learner} ({source}): {shown}"
+
+
+def _ipython_shell() -> Any:
+    """The running IPython shell, or None (without importing IPython)."""
+    module = sys.modules.get("IPython")
+    if module is None:
+        return None
+    return module.get_ipython()
+
+
+def _learner_state(frame: FrameType | None) -> tuple[Mapping[str, object], Sequence[str] | None]:
+    """The learner's namespace and the source of the cells run so far (None outside IPython)."""
+    shell = _ipython_shell()
+    if shell is not None:
+        history = getattr(getattr(shell, "history_manager", None), "input_hist_parsed", None)
+        if not isinstance(history, list):
+            history = shell.user_ns.get("In")
+        cells = [c for c in history if isinstance(c, str)] if isinstance(history, list) else []
+        # a shell that stores no history (run_cell without store_history) has nothing to read
+        return shell.user_ns, cells if any(c.strip() for c in cells) else None
+    return (frame.f_globals if frame is not None else {}), None
+
+
+class Exercise:
+    """One exercise, with the learner's own numbers, checked against PyTorch."""
+
+    def __init__(self, name: str) -> None:
+        self.spec = exercise_spec(name)
+        self.name = name
+        self.learner, self.source = learner_identity()
+        self._practice: dict[str, float] | None = None
+
+    def __repr__(self) -> str:
+        return f"Exercise({self.name!r})"
+
+    @property
+    def givens(self) -> dict[str, float]:
+        """The numbers in use: the learner's own, or practice numbers."""
+        if self._practice is not None:
+            return dict(self._practice)
+        return learner_givens(self.name, self.learner)
+
+    @property
+    def quantities(self) -> dict[str, Quantity]:
+        """The quantities this exercise grades, for the numbers in use."""
+        return reference_quantities(self.name, self.givens)
+
+    def given(self, *names: str) -> Any:
+        """The given values `names` (one float, or a tuple in order); prints whose they are."""
+        values = self.givens
+        unknown = [n for n in names if n not in values]
+        if unknown or not names:
+            valid = ", ".join(self.spec.given_names)
+            raise KeyError(f"{self.name} gives no {', '.join(unknown) or 'name'}; valid: {valid}")
+        chosen = {n: values[n] for n in names}
+        if self._practice is not None:
+            print(given_line("practice", "fresh numbers, not graded", chosen))
+        else:
+            print(given_line(self.learner, self.source, chosen))
+        picked = tuple(chosen.values())
+        return picked[0] if len(picked) == 1 else picked
+
+    def practise(self, on: bool = True) -> None:
+        """Fresh random numbers to practise with (not graded); `practise(False)` to go back."""
+        if grading():
+            print("Practice numbers are off while the notebook is graded.")
+            return
+        self._practice = practice_givens(self.name) if on else None
+        if on:
+            print(given_line("practice", "fresh numbers, not graded", self.givens))
+            print("Run the Given cell again, then your answers and their checks.")
+        else:
+            print(f"Back to your own numbers ({self.learner}): run the Given cell again.")
+
+    def _raise_or_print(self, verdicts: list[Verdict]) -> None:
+        prefix = "(practice numbers) " if self._practice is not None else ""
+        failures = [prefix + v.message for v in verdicts if not v.passed]
+        for v in verdicts:
+            if v.passed:
+                print(prefix + v.message)
+        if failures:
+            raise AnswerMismatch("\n".join(failures))
+
+    def check(self, *names: str) -> None:
+        """Check the named answers (all hand answers when none is named); raise AnswerMismatch."""
+        namespace, cells = _learner_state(sys._getframe(1))
+        givens = self.givens
+        hand = read_hand_answers(cells, givens) if cells is not None else None
+        context = JudgeContext(self.name, givens, hand, runtime=namespace)
+        hand_parts = [p.name for p in self.spec.parts if p.kind not in CODE_KINDS]
+        for name in names:
+            if name not in hand_parts:
+                raise KeyError(f"{self.name} grades no {name!r}; valid: {', '.join(hand_parts)}")
+        self._raise_or_print([judge(self.name, n, context) for n in names or hand_parts])
+
+    def check_function(self, name: str, seed: int | None = None) -> None:
+        """Run the learner's function `name` on fixed and random cases; raise AnswerMismatch."""
+        tasks = function_tasks(self.name)
+        if name not in tasks:
+            raise KeyError(f"{self.name} has no function {name!r}; valid: {', '.join(tasks)}")
+        task = tasks[name]
+        namespace, _ = _learner_state(sys._getframe(1))
+        function = namespace.get(name, MISSING)
+        if not callable(function):
+            raise AnswerMismatch(f"✗ `{name}` is not a function yet: run the cell that defines it.")
+        cases = task.make_cases(random.Random(seed))
+        results: list[object] = []
+        for case in cases:
+            try:
+                results.append(function(*case))
+            except Exception as error:
+                message = f"✗ {call_text(task, case)} raised {type(error).__name__}: {error}"
+                raise AnswerMismatch(f"{message[:160]}\n  {task.hint}") from None
+        context = JudgeContext(self.name, self.givens, calls={name: (cases, results)})
+        self._raise_or_print([judge(self.name, name, context)])
+
+    def check_class(self, name: str, seed: int | None = None) -> None:
+        """Build random graphs with the learner's class for part `name`; raise AnswerMismatch."""
+        from autograder.core.value_build import evaluate_all
+        from autograder.exercises import class_tasks
+
+        tasks = class_tasks(self.name)
+        if name not in tasks:
+            raise KeyError(f"{self.name} has no class part {name!r}; valid: {', '.join(tasks)}")
+        task = tasks[name]
+        namespace, _ = _learner_state(sys._getframe(1))
+        cls = namespace.get(task.cls, MISSING)
+        if not callable(cls):
+            raise AnswerMismatch(
+                f"✗ `{task.cls}` is not defined yet: run the cell that defines it."
+            )
+        graphs = task.draw(random.Random(seed))
+        results: list[object] = list(evaluate_all(cls, graphs))
+        context = JudgeContext(self.name, self.givens, builds={name: (graphs, results)})
+        self._raise_or_print([judge(self.name, name, context)])
