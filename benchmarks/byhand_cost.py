@@ -30,7 +30,8 @@ def honest(size: int) -> str:
     """Worked answers as a learner writes them."""
     lines, i = [], 0
     while sum(map(len, lines)) < size:
-        lines.append(f"dL_dw{i} = 2 * (h{i} - y) * x if (h{i} := 3.0 * 2.0 - 1.0) > 0 else 0.0")
+        lines.append(f"h{i} = 3.0 * x - {i % 7}.5")
+        lines.append(f"dL_dw{i} = 2 * (h{i} - y) * x if h{i} > 0 else 0.0")
         i += 1
     return "x, y = 2.0, 1.0\n" + "\n".join(lines)
 
