@@ -36,9 +36,7 @@ from typing import TYPE_CHECKING, Final
 
 from autograder.core.quantities import Quantity
 from autograder.core.verdict import (
-    ABS_TOL,
     MISSING,
-    REL_TOL,
     Verdict,
     format_value,
     matches,
@@ -54,6 +52,7 @@ to three calls; one more is the forgotten zero_())."""
 
 Answers = Mapping[str, object]
 """The learner's answers by name (numbers read from their cells), for follow-on errors."""
+
 
 def _is_tensor(value: object) -> bool:
     return any(
