@@ -151,7 +151,7 @@ def click_every_link(page: Page, url: str) -> bool:
     """Load `url` and click each link and button in turn (reloading whenever a click left
     the page); True when anything set `window.__pwned`, on load or on a click."""
     ran: list[object] = []
-    page.expose_function("__reportPwned", ran.append)
+    page.expose_function("__reportPwned", lambda value: ran.append(value))
     page.add_init_script(REPORT_PWNED)
     page.goto(url)
     count = int(page.evaluate("document.querySelectorAll('a, button').length"))
