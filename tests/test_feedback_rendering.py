@@ -21,6 +21,7 @@ from autograder.classroom.release_feedback import FeedbackError, within_budget
 from autograder.grading.inert import (
     COURSE_KERNELSPEC,
     COURSE_LANGUAGE_INFO,
+    MAX_RENDERED_CELL,
     inert_markdown,
     inert_raw,
     make_inert,
@@ -115,3 +116,17 @@ def test_a_render_that_crashes_is_a_failure_not_a_dead_releaser() -> None:
 
     with pytest.raises(FeedbackError, match="without an answer"):
         within_budget(30.0, dies)
+
+
+def test_markdown_past_the_render_budget_is_kept_as_text() -> None:
+    """Mistune is super-linear on some input: long cells, and cells past a notebook's
+    budget, are stored as escaped text, which renders to itself."""
+    nb = nbformat.v4.new_notebook()
+    slow = "*a**" * (MAX_RENDERED_CELL // 4 + 1)
+    nb.cells = [nbformat.v4.new_markdown_cell(slow)]
+    nb.cells += [nbformat.v4.new_markdown_cell("[a](b) " * 2000) for _ in range(8)]
+    make_inert(nb, set())
+    assert nb.cells[0].source.startswith("<pre")
+    assert markdown2html_mistune(nb.cells[0].source).strip() == nb.cells[0].source
+    kinds = ["<pre" if c.source.startswith("<pre") else "<div" for c in nb.cells[1:]]
+    assert kinds == ["<div"] * 7 + ["<pre"]  # 7 x 14 KB fit in the notebook's 100 KB

@@ -136,7 +136,11 @@ class _PlainCodeRenderer(IPythonRenderer):  # type: ignore[misc]
 def sanitized_html(markdown: str) -> str:
     """Learner markdown rendered as feedback renders it, then cleaned by the allow-list."""
     try:
-        rendered = str(MarkdownWithMath(renderer=_PlainCodeRenderer(escape=False)).render(markdown))
+        rendered = str(
+            MarkdownWithMath(
+                renderer=_PlainCodeRenderer(escape=False, exclude_anchor_links=True)
+            ).render(markdown)
+        )
     except Exception:  # nbconvert's renderer refuses some input (a missing attachment)
         rendered = "<pre>" + html.escape(markdown) + "</pre>"
     return str(_CLEANER.clean(rendered))
@@ -155,12 +159,20 @@ def inert_raw(source: str) -> str:
     return f'<pre class="{NO_MATH}">{body}</pre>'
 
 
+MAX_RENDERED_CELL: Final = 20_000
+"""Longest markdown cell rendered (mistune takes super-linear time on some input, about
+0.15 s for 20 KB at worst); a longer one is kept as escaped text."""
+MAX_RENDERED_NOTEBOOK: Final = 100_000
+"""Characters of markdown rendered per notebook; cells past it are kept as escaped text."""
+
+
 def make_inert(notebook: Any, instructor_ids: set[str]) -> None:
     """Neutralise every markdown/raw cell the learner wrote, and notebook metadata, in place
     (the kernelspec and language are the instructor's: they choose the highlighter)."""
     notebook.metadata.clear()
     notebook.metadata["kernelspec"] = dict(COURSE_KERNELSPEC)
     notebook.metadata["language_info"] = dict(COURSE_LANGUAGE_INFO)
+    rendered = 0
     for cell in notebook.cells:
         if cell.cell_type == "code":
             continue
@@ -171,4 +183,9 @@ def make_inert(notebook: Any, instructor_ids: set[str]) -> None:
         cell.metadata.pop("format", None)
         cell.metadata.pop("raw_mimetype", None)
         source = cell.source if isinstance(cell.source, str) else ""
-        cell.source = inert_markdown(source) if cell.cell_type == "markdown" else inert_raw(source)
+        budget = min(MAX_RENDERED_CELL, MAX_RENDERED_NOTEBOOK - rendered)
+        if cell.cell_type == "markdown" and len(source) <= budget:
+            cell.source = inert_markdown(source)
+            rendered += len(source)
+        else:
+            cell.source = inert_raw(source)

@@ -29,6 +29,7 @@ import pytest
 from nbconvert import HTMLExporter
 from nbgrader.api import Gradebook
 from playwright.sync_api import Browser, Page
+from playwright.sync_api import Error as PlaywrightError
 from test_grading_sandbox import HAND, PAYLOAD, html_payloads, is_written_answer
 
 from autograder.authoring.sample_class import COURSE_ID, make_course, submit_sample_class
@@ -147,6 +148,15 @@ REPORT_PWNED = """Object.defineProperty(window, '__pwned', {
 `window.__pwned` is reported to the test."""
 
 
+CLICK = """(index) => {
+    const el = document.querySelectorAll('a, button')[index];
+    if (!el) { return; }
+    if (typeof el.click === 'function') { el.click(); return; }
+    el.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true, view: window}));
+}"""
+"""Click the index-th link or button (an SVG link has no .click(): it gets a click event)."""
+
+
 def click_every_link(page: Page, url: str) -> bool:
     """Load `url` and click each link and button in turn (reloading whenever a click left
     the page); True when anything set `window.__pwned`, on load or on a click."""
@@ -156,13 +166,13 @@ def click_every_link(page: Page, url: str) -> bool:
     page.goto(url)
     count = int(page.evaluate("document.querySelectorAll('a, button').length"))
     for index in range(count):
-        if page.url != url or not page.evaluate("window.__fresh === true"):
-            page.goto(url)
-        page.evaluate("window.__fresh = true")
-        page.evaluate(
-            f"""() => {{ const el = document.querySelectorAll('a, button')[{index}];
-                if (el) {{ el.click(); }} }}"""
-        )
+        try:
+            if page.url != url or not page.evaluate("window.__fresh === true"):
+                page.goto(url)
+            page.evaluate("window.__fresh = true")
+            page.evaluate(CLICK, index)
+        except PlaywrightError:  # the click navigated away mid-call: reloaded next time
+            pass
         page.wait_for_timeout(100)
     page.wait_for_timeout(500)
     return bool(ran)
