@@ -137,7 +137,11 @@ class Relay:
         """Handle every whole frame in the buffer; True once the child said done."""
         while len(self.buffer) >= HEADER.size:
             (size,) = HEADER.unpack(self.buffer[: HEADER.size])
-            check_frame_size(size, self.max_bytes)
+            try:
+                check_frame_size(size, self.max_bytes)
+            except FrameError as error:
+                self.status, self.detail = "output_limit", f"an output frame was too large: {error}"
+                return True
             if len(self.buffer) < HEADER.size + size:
                 return False
             body = self.buffer[HEADER.size : HEADER.size + size]
