@@ -17,11 +17,14 @@ import secrets
 import struct
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from autograder.sandbox.cgroups import (
+    GRADER_LEAF,
     UNIFIED,
     check_cgroups,
     make_v2_groups,
@@ -203,12 +206,10 @@ print(open('/proc/self/cgroup').read().splitlines()[-1].split('::')[-1])
 """
 
 
-def test_cgroup_v2_delegated_tree_lets_the_sandbox_user_move_between_its_groups(
-    tmp_path: Path,
-) -> None:
-    """On the v2 hierarchy: a delegated base, the worker tree made under it with a real
-    controller handed down (hugetlb: the one this machine's v2 offers), and a process
-    running as the sandbox user moving itself from `worker` to `notebook`."""
+@pytest.fixture
+def v2_base() -> Iterator[Path]:
+    """A fresh group on the v2 hierarchy, with hugetlb (the one controller this machine's
+    v2 offers) handed down to it; everything restored afterwards."""
     mount = v2_mount()
     if mount is None or os.geteuid() != 0:
         pytest.fail("needs a cgroup v2 hierarchy and root (to delegate a subtree)")
@@ -216,34 +217,78 @@ def test_cgroup_v2_delegated_tree_lets_the_sandbox_user_move_between_its_groups(
     had_hugetlb = "hugetlb" in root_control.read_text().split()
     base = mount / f"autograder-test-{secrets.token_hex(4)}"
     base.mkdir()
-    nobody = 65534
     try:
         if not had_hugetlb:
             root_control.write_text("+hugetlb")
-        groups = make_v2_groups(base, ("hugetlb",), {}, Identity(nobody, nobody))
-        top, worker, notebook = (g[UNIFIED] for g in (groups.top, groups.worker, groups.notebook))
-        assert "hugetlb" in (notebook / "cgroup.controllers").read_text().split()
-        assert any(p.name.startswith("hugetlb.") for p in notebook.iterdir())
-        python_dirs = sorted({str(Path(p).resolve()) for p in (sys.base_prefix, sys.prefix)})
-        launch = Path(__file__).resolve().parent.parent / "autograder" / "sandbox" / "launch.py"
-        moved = subprocess.run(
-            [
-                sys.executable, "-I", str(launch), "--procs", str(worker / "cgroup.procs"),
-                "--uid", str(nobody), "--gid", str(nobody), "--reveal", *python_dirs, "--",
-                sys.executable, "-I", "-c", MOVE, str(notebook),
-            ],
-            capture_output=True,
-            text=True,
-            cwd="/",
-        )  # fmt: skip
-        assert moved.returncode == 0, moved.stderr
-        assert moved.stdout.strip().endswith(f"/{top.name}/notebook"), moved.stdout
-        groups.remove()
-        assert not top.exists()
+        yield base
     finally:
         for group in sorted(base.rglob("*"), key=lambda p: -len(p.parts)):
             if group.is_dir():
-                group.rmdir()
-        base.rmdir()
+                with_retries(group.rmdir)
+        with_retries(base.rmdir)
         if not had_hugetlb:
             root_control.write_text("-hugetlb")
+
+
+def with_retries(action: Callable[[], object]) -> None:
+    for _ in range(50):
+        try:
+            action()
+            return
+        except OSError:
+            time.sleep(0.05)
+    action()
+
+
+def test_cgroup_v2_delegated_tree_lets_the_sandbox_user_move_between_its_groups(
+    v2_base: Path,
+) -> None:
+    """On the v2 hierarchy: the worker tree made under a delegated base with a real
+    controller handed down, and a process started as the sandbox is (`launch.py` joins
+    `worker`, then drops to the sandbox user) moving itself into `notebook`."""
+    nobody = 65534
+    groups = make_v2_groups(v2_base, ("hugetlb",), {}, Identity(nobody, nobody))
+    top, worker, notebook = (g[UNIFIED] for g in (groups.top, groups.worker, groups.notebook))
+    assert "hugetlb" in (notebook / "cgroup.controllers").read_text().split()
+    assert any(p.name.startswith("hugetlb.") for p in notebook.iterdir())
+    python_dirs = sorted({str(Path(p).resolve()) for p in (sys.base_prefix, sys.prefix)})
+    launch = Path(__file__).resolve().parent.parent / "autograder" / "sandbox" / "launch.py"
+    moved = subprocess.run(
+        [
+            sys.executable, "-I", str(launch), "--procs", str(worker / "cgroup.procs"),
+            "--uid", str(nobody), "--gid", str(nobody), "--reveal", *python_dirs, "--",
+            sys.executable, "-I", "-c", MOVE, str(notebook),
+        ],
+        capture_output=True,
+        text=True,
+        cwd="/",
+    )  # fmt: skip
+    assert moved.returncode == 0, moved.stderr
+    assert moved.stdout.strip().endswith(f"/{top.name}/notebook"), moved.stdout
+    groups.remove()
+    assert not top.exists()
+
+
+LEAVE = r"""
+import sys
+from pathlib import Path
+from autograder.sandbox.cgroups import UNIFIED, make_v2_groups
+from autograder.sandbox.settings import Identity
+groups = make_v2_groups(Path(sys.argv[1]), ("hugetlb",), {}, Identity())
+print(open('/proc/self/cgroup').read().splitlines()[-1].split('::')[-1])
+groups.remove()
+"""
+
+
+def test_a_v2_grader_in_its_delegated_group_moves_itself_into_a_leaf(v2_base: Path) -> None:
+    """v2 hands controllers down only from a group without processes: a grader alone in
+    its delegated group leaves it for `autograder-grader`, then makes the tree."""
+    grader = subprocess.run(
+        [sys.executable, "-c", LEAVE, str(v2_base)],
+        capture_output=True,
+        text=True,
+        preexec_fn=lambda: (v2_base / "cgroup.procs").write_text(str(os.getpid())),
+    )
+    assert grader.returncode == 0, grader.stderr
+    assert grader.stdout.strip().endswith(f"/{v2_base.name}/{GRADER_LEAF}"), grader.stdout
+    assert "hugetlb" in (v2_base / "cgroup.subtree_control").read_text().split()
