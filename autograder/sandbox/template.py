@@ -22,6 +22,7 @@ import signal
 import socket
 import struct
 import sys
+import traceback
 from typing import Any
 
 from autograder.sandbox.capture import build_shell
@@ -95,6 +96,8 @@ class Template:
             ours.close()
             try:
                 template_main(theirs)
+            except BaseException:
+                traceback.print_exc()  # into the worker's log: why it did not start
             finally:
                 os._exit(1)
         theirs.close()
