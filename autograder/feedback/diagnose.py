@@ -40,17 +40,16 @@ from typing import TYPE_CHECKING, Final
 
 from autograder.core.quantities import Quantity
 from autograder.core.verdict import (
-    ABS_TOL,
     MISSING,
-    REL_TOL,
     Verdict,
     format_value,
     matches,
     short_repr,
 )
+from autograder.feedback.formulas import flat_factors
 
 if TYPE_CHECKING:
-    from autograder.core.spec import ExerciseSpec, Factor, Part
+    from autograder.core.spec import ExerciseSpec, Part
     from autograder.feedback.byhand import HandAnswer
 
 MAX_MULTIPLE: Final = 4
@@ -66,6 +65,7 @@ FORMULA_CHECKED: Final = frozenset(
 )
 """Numeric patterns that are one edit of a formula: when the learner's formula was read
 and no such edit makes it right, a match of values is a coincidence, never named."""
+
 
 def _is_tensor(value: object) -> bool:
     return any(
@@ -205,19 +205,6 @@ def _evaluate(expression: str, names: Mapping[str, object]) -> float | None:
         return float(evaluate_expression(expression, names))
     except (ValueError, ZeroDivisionError, OverflowError):
         return None
-
-
-def flat_factors(spec: ExerciseSpec, part: Part) -> list[Factor]:
-    """The part's chain with every earlier part expanded into its own factors."""
-    result: list[Factor] = []
-    for factor in part.factors:
-        if factor.role == "upstream":
-            earlier = spec.part(factor.expr)
-            if earlier.factors:
-                result.extend(flat_factors(spec, earlier))
-                continue
-        result.append(factor)
-    return result
 
 
 def upstream_names(spec: ExerciseSpec, part: Part) -> list[str]:

@@ -13,13 +13,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from autograder.feedback.byhand import HandAnswer
-from autograder.core.verdict import MISSING, Verdict, format_value
-from autograder.feedback.diagnose import diagnose
 from autograder.core.quantities import Quantity
-from autograder.feedback.references import reference_quantities
 from autograder.core.spec import Part
+from autograder.core.verdict import MISSING, Verdict, format_value
 from autograder.exercises import exercise_spec
+from autograder.feedback.byhand import HandAnswer
+from autograder.feedback.diagnose import diagnose
+from autograder.feedback.references import reference_quantities
 
 ALLOWED_FORM = (
     "Write numbers with + - * / ** and ( ), names you assigned that way, or max, min, abs, round."

@@ -22,12 +22,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.core.verdict import matches
-
-from autograder.feedback.diagnose import diagnose, flat_factors, related_givens, upstream_names
-from autograder.feedback.references import EXERCISES, reference_quantities
 from autograder.core.spec import ExerciseSpec, Part
+from autograder.core.verdict import matches
 from autograder.exercises import exercise_spec, learner_givens
+from autograder.feedback.diagnose import diagnose, related_givens, upstream_names
+from autograder.feedback.formulas import flat_factors
+from autograder.feedback.references import EXERCISES, reference_quantities
 
 NUMERIC = ("forward", "local_slope", "gradient")
 MISSES: list[tuple[str, Mistake, str]] | None = None
