@@ -372,13 +372,15 @@ def explain(
             f"You wrote `{q.name} = {shown}`: no single slip turns it into the chain. "
             f"{q.hint or 'Recompute it one step at a time.'}"
         )
-    if reason == "mismatch":
-        lesson = _lesson_answer(q)
-        if lesson is not None and matches(lesson, value):
-            return "lesson_number", (
-                "That is the lesson's answer, worked with the lesson's numbers; "
-                "yours are different (see the given cell)."
-            )
+    lesson = _lesson_answer(q) if reason not in ("follow_on", "gate_shut") else None
+    if lesson is not None and matches(lesson, value):
+        copied = (
+            "that is the lesson's answer, worked with the lesson's numbers; yours are "
+            "different (see the given cell)"
+        )
+        if reason == "mismatch":
+            return "lesson_number", copied[:1].upper() + copied[1:] + "."
+        return "ambiguous", f"Two readings fit: {copied}; or: {why[:1].lower()}{why[1:]}"
     return reason, why
 
 

@@ -11,6 +11,9 @@ the mistake.
     python -m autograder.feedback.mistakes [--learners 50]
 
 prints, per exercise and kind, the share named right (the property tests require 95%).
+With `--corpus`, it judges the corpus of written wrong answers instead
+(`autograder.feedback.corpus`, through the grader's real path) and prints, per mistake
+class, how many were named, generic and misnamed, and the time one judgment took.
 """
 
 from __future__ import annotations
@@ -157,12 +160,53 @@ def blamed_accumulation(exercise: str, learners: list[str]) -> int:
     return count
 
 
+def print_corpus(learners: list[str]) -> float:
+    """Print the corpus figures per mistake class; return the share named."""
+    from autograder.feedback.corpus import CORPUS, figures, outcomes
+
+    found = outcomes(learners)
+    print(f"{len(CORPUS)} written wrong answers x {len(learners)} learners")
+    print(f"{'mistake class':22} {'named':>6} {'generic':>8} {'misnamed':>9} {'passed':>7}")
+    total: Counter[str] = Counter()
+    for kind, counts in sorted(figures(found).items()):
+        total.update(counts)
+        print(
+            f"{kind:22} {counts['named']:6} {counts['generic']:8} {counts['misnamed']:9} "
+            f"{counts['passed']:7}"
+        )
+    judged = total["named"] + total["generic"] + total["misnamed"]
+    share = total["named"] / judged if judged else 0.0
+    print(
+        f"{'all':22} {total['named']:6} {total['generic']:8} {total['misnamed']:9} "
+        f"{total['passed']:7}   named {100 * share:.1f}%"
+    )
+    times = sorted(o.seconds for o in found)
+    print(
+        f"one judgment (cells read + verdict): median {1000 * times[len(times) // 2]:.1f} ms, "
+        f"slowest {1000 * times[-1]:.1f} ms"
+    )
+    missed = Counter(
+        (o.verdict, o.exercise, o.lines.replace("\n", "; "), o.expected, o.reason)
+        for o in found
+        if o.verdict in ("generic", "misnamed")
+    )
+    for (verdict, exercise, lines, expected, reason), count in sorted(missed.items()):
+        print(f"  {verdict} x{count}: {exercise} `{lines}`: expected {expected}, got {reason}")
+    return share
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the share of mistakes named right, per exercise and kind."""
     parser = argparse.ArgumentParser(prog="python -m autograder.feedback.mistakes")
     parser.add_argument("--learners", type=int, default=50, help="drawn sets of numbers")
+    parser.add_argument(
+        "--corpus", action="store_true", help="judge the corpus of written wrong answers"
+    )
     args = parser.parse_args(argv)
     learners = [f"learner-{i}" for i in range(args.learners)]
+    if args.corpus:
+        print_corpus(learners)
+        return 0
     print(f"{'exercise':34} {'mistake':16} {'named right':>12}")
     worst = 1.0
     for exercise in EXERCISES:
