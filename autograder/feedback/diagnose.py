@@ -372,7 +372,7 @@ def explain(
             f"You wrote `{q.name} = {shown}`: no single slip turns it into the chain. "
             f"{q.hint or 'Recompute it one step at a time.'}"
         )
-    lesson = _lesson_answer(q) if reason not in ("follow_on", "gate_shut") else None
+    lesson = lesson_answer(q) if reason not in ("follow_on", "gate_shut") else None
     if lesson is not None and matches(lesson, value):
         copied = (
             "that is the lesson's answer, worked with the lesson's numbers; yours are "
@@ -384,7 +384,7 @@ def explain(
     return reason, why
 
 
-def _lesson_answer(q: Quantity) -> float | None:
+def lesson_answer(q: Quantity) -> float | None:
     """The part's value for the lesson's own numbers (None if it cannot be had)."""
     spec = q.spec
     if spec is None or q.kind not in ("forward", "local_slope", "gradient"):
