@@ -48,7 +48,6 @@ CORPUS: tuple[tuple[str, str, str, str], ...] = (
     (E1, "slope_start", "slope_start = -2 * x", "sign"),
     (E1, "slope_start", "slope_start = 2 + x", "sum_for_product"),
     (E1, "slope_start", "slope_start = 2 * 3.0", "lesson_number"),
-    (E1, "slope_start", "slope_start = 6.0", "lesson_number"),
     (E1, "slope_other", "slope_other = x_other ** 2", "power_rule"),
     (E1, "slope_other", "slope_other = -2 * x_other", "sign"),
     (E1, "slope_other", "slope_other = 2 * x", "given_swap"),

@@ -19,7 +19,7 @@ coincidence of values) is not named. The order of the numeric tests:
 8. multiples from accumulation, only in parts whose gradient comes from repeated
    backward() calls (checked before 4, since there it is the mistake to expect);
 9. rounded too early;
-10. the lesson's own answer, computed with the lesson's numbers.
+10. the lesson's own answer, computed with the lesson's numbers (when nothing above fits).
 Type problems (a tensor, a string, nothing yet) are reported before any of them.
 Every message shows the learner's value and PyTorch's.
 
@@ -372,15 +372,13 @@ def explain(
             f"You wrote `{q.name} = {shown}`: no single slip turns it into the chain. "
             f"{q.hint or 'Recompute it one step at a time.'}"
         )
-    lesson = lesson_answer(q) if reason not in ("follow_on", "gate_shut") else None
-    if lesson is not None and matches(lesson, value):
-        copied = (
-            "that is the lesson's answer, worked with the lesson's numbers; yours are "
-            "different (see the given cell)"
-        )
-        if reason == "mismatch":
-            return "lesson_number", copied[:1].upper() + copied[1:] + "."
-        return "ambiguous", f"Two readings fit: {copied}; or: {why[:1].lower()}{why[1:]}"
+    if reason == "mismatch":
+        lesson = lesson_answer(q)
+        if lesson is not None and matches(lesson, value):
+            return "lesson_number", (
+                "That is the lesson's answer, worked with the lesson's numbers; yours are "
+                "different (see the given cell)."
+            )
     return reason, why
 
 
