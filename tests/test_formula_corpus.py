@@ -175,3 +175,60 @@ def test_every_model_answer_reads_as_right(exercise: str) -> None:
         value = written[part.name].value
         assert isinstance(value, float)
         assert read_formula(quantities[part.name], value, written, values).finding is None
+
+
+# --- the notebook's check and the grader say the same words ------------------------------
+
+KERNEL = """
+import contextlib, io, json, sys
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
+
+config = Config()
+config.HistoryManager.hist_file = ":memory:"
+messages = []
+for cells in json.load(sys.stdin):
+    InteractiveShell.clear_instance()
+    shell = InteractiveShell.instance(config=config)
+    error = None
+    for cell in cells:
+        with contextlib.redirect_stdout(io.StringIO()):
+            result = shell.run_cell(cell, store_history=True)
+        error = result.error_in_exec or error
+    messages.append(str(error))
+print(json.dumps(messages))
+"""
+SAME_WORDS = [
+    ("03_a_neuron_by_hand", "h", "h = w * x - b"),
+    ("02_the_computation_graph", "dz_dy", "dz_dy = c + 1"),
+    ("04_the_dead_relu", "leaky_L", "leaky_L = (a - y) ** 2"),
+    ("09_autograd_by_hand", "L", "a = max(w * x - b, 0)\nL = (a - y) ** 2"),
+    ("06_one_backward_every_parameter", "df_du", "df_du = 3 * u ** 2 + 1"),
+]
+
+
+def test_the_notebook_check_and_the_grader_give_the_same_message() -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    notebooks = []
+    for exercise, part, lines in SAME_WORDS:
+        setup = f"from autograder.learner.check import Exercise\nexercise = Exercise({exercise!r})"
+        notebooks.append([setup, *cells(exercise, part, lines), f"exercise.check({part!r})"])
+    env = {**os.environ, "JUPYTERHUB_USER": "same-words"}
+    run = subprocess.run(
+        [sys.executable, "-c", KERNEL],
+        input=json.dumps(notebooks),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=True,
+    )
+    in_kernel = json.loads(run.stdout.strip().splitlines()[-1])
+    for (exercise, part, lines), said in zip(SAME_WORDS, in_kernel, strict=True):
+        reason, graded = judge_entry(exercise, part, lines, "same-words")
+        assert reason not in ("mismatch", "ambiguous", "match")
+        assert said == graded
