@@ -36,6 +36,14 @@ NUMERIC = ("forward", "local_slope", "gradient")
 MISSES: list[tuple[str, Mistake, str]] | None = None
 """When a list, every mistake not named right is appended (for inspection)."""
 ACCUMULATED_CALLS = (2, 3, 4)
+HOSTILE = "\n".join(
+    [
+        "t1 = w * x + b - w2 * x",
+        *(f"t{i} = t{i - 1} * t{i - 2 if i > 2 else 1} - w2 * x + b" for i in range(2, 8)),
+        "out = t7 * w2 - t6 + t1",
+    ]
+)
+"""The largest answer the formula reader still reads: helper lines chained to the cap."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +170,9 @@ def blamed_accumulation(exercise: str, learners: list[str]) -> int:
 
 def print_corpus(learners: list[str]) -> float:
     """Print the corpus figures per mistake class; return the share named."""
-    from autograder.feedback.corpus import CORPUS, figures, outcomes
+    import time
+
+    from autograder.feedback.corpus import CORPUS, figures, judge_entry, outcomes
 
     found = outcomes(learners)
     print(f"{len(CORPUS)} written wrong answers x {len(learners)} learners")
@@ -180,10 +190,17 @@ def print_corpus(learners: list[str]) -> float:
         f"{'all':22} {total['named']:6} {total['generic']:8} {total['misnamed']:9} "
         f"{total['passed']:7}   named {100 * share:.1f}%"
     )
-    times = sorted(o.seconds for o in found)
+    first, times = found[0].seconds, sorted(o.seconds for o in found[1:])
     print(
-        f"one judgment (cells read + verdict): median {1000 * times[len(times) // 2]:.1f} ms, "
-        f"slowest {1000 * times[-1]:.1f} ms"
+        f"one judgment (cells read + verdict): first {1000 * first:.0f} ms (imports, PyTorch), "
+        f"then median {1000 * times[len(times) // 2]:.1f} ms, 99th percentile "
+        f"{1000 * times[len(times) * 99 // 100]:.1f} ms, slowest {1000 * times[-1]:.1f} ms"
+    )
+    start = time.perf_counter()
+    reason, _ = judge_entry("07_try_it", "out", HOSTILE, "learner-0")
+    print(
+        f"a hostile answer (8 chained helper lines): {reason}, "
+        f"{1000 * (time.perf_counter() - start):.0f} ms"
     )
     missed = Counter(
         (o.verdict, o.exercise, o.lines.replace("\n", "; "), o.expected, o.reason)
