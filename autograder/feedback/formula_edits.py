@@ -169,11 +169,10 @@ class Catalogue:
                 reason = {"slope": "slope_missing", "calls": "calls_missing"}.get(
                     f.role, "factor_missing"
                 )
-                what = (
-                    f"the local slope {f.expr} of {f.label}"
-                    if f.role == "slope"
-                    else (f"the factor {f.expr}" if f.role == "value" else f"× {f.expr}: {f.label}")
-                )
+                what = {
+                    "slope": f"the factor {f.expr}, {f.label},",
+                    "calls": f"the factor {f.expr} ({f.label} add up in .grad)",
+                }.get(f.role, f"the factor ({f.expr})")
                 found.append((ast.parse(f.expr, mode="eval").body, reason, what))
         for n in self.earlier:
             found.append((ast.Name(n, ast.Load()), "factor_missing", f"the factor {n}"))
@@ -227,8 +226,9 @@ class Catalogue:
                     ast.BinOp(left, ast.Mult(), right),
                     "sum_for_product",
                     (
-                        f"{here} adds what multiplies: local slopes on the way back multiply, "
-                        f"`{src(left)} * {src(right)}`"
+                        f"{here} adds what multiplies: "
+                        + ("local slopes on the way back multiply, " if derivative else "")
+                        + f"`{src(left)} * {src(right)}`"
                     ),
                     1,
                 )
@@ -351,7 +351,7 @@ class Catalogue:
                         ast.Name(g, ast.Load()),
                         "lesson_number",
                         (
-                            f"`{src(node)}` is the lesson's {g}; your {g} is "
+                            f"the number {src(node)} in it is the lesson's {g}; your {g} is "
                             f"{format_value(world.point[g])}"
                         ),
                         1,
@@ -419,9 +419,7 @@ class Catalogue:
             why = f"you used `{mine}` where `{other}`{self._label(other)} belongs"
             if other == f"leaky_{mine}":
                 reason = "relu_for_leaky"
-                why = (
-                    f"`{mine}` is the ReLU's{self._label(mine)}; with the LeakyReLU it is `{other}`"
-                )
+                why = f"`{mine}` belongs to the ReLU; with the LeakyReLU it is `{other}`"
             definition = self.world.spec_defs.get(other)
             if (
                 isinstance(definition, ast.Call)
@@ -437,8 +435,8 @@ class Catalogue:
 
     def _label(self, name: str) -> str:
         spec = self.world.spec
-        if name in spec.part_names:
-            return f" ({spec.part(name).label})"
+        if name in spec.part_names and spec.part(name).label != name:
+            return f", {spec.part(name).label},"
         return ""
 
     def identities(self) -> Iterator[_Try]:
