@@ -233,7 +233,9 @@ class StudentKernel:
         self.manager = KernelManager(
             kernel_name="students", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)])
         )
-        self.manager.start_kernel(env=self.env)
+        home = self.environment.root / "home"  # a student's kernel runs in their folder
+        home.mkdir(exist_ok=True)
+        self.manager.start_kernel(env=self.env, cwd=str(home))
         self.client = self.manager.blocking_client()
         self.client.start_channels()
         self.client.wait_for_ready(timeout=120)
