@@ -82,7 +82,9 @@ def ask(action: str, request: dict[str, Any]) -> dict[str, Any]:
         if error.code == 400:
             raise _unavailable(f"the check service could not judge this: {reason}") from None
         if error.code == 403:
-            raise _unavailable(f"the hub did not let this kernel ask ({reason or 'refused'})")
+            raise _unavailable(
+                f"the hub did not let this kernel ask ({reason or 'refused'})"
+            ) from None
         raise _unavailable(f"the check service failed (HTTP {error.code})") from None
     except TimeoutError:
         raise _unavailable(f"the check service did not answer within {timeout:g} s") from None
@@ -164,7 +166,12 @@ class Exercise:
             if namespace.get(n, MISSING) is not MISSING
         }
         shown = list(cells[-MAX_CELLS:]) if cells is not None else None
-        request = {"names": list(names), "cells": shown, "values": values, "kernel": bool(namespace)}
+        request = {
+            "names": list(names),
+            "cells": shown,
+            "values": values,
+            "kernel": bool(namespace),
+        }
         self._ask_verdicts("check", request)
 
     def check_function(self, name: str, seed: int | None = None) -> None:
@@ -203,5 +210,3 @@ class Exercise:
         drawn = ask("graphs", {"exercise": self.name, "part": name, "seed": seed})
         built = json.loads(json.dumps(evaluate_all(cls, drawn["graphs"]), default=str))
         self._ask_verdicts("class", {"part": name, **drawn, "results": built})
-
-

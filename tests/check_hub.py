@@ -31,7 +31,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 VENV = Path(sys.prefix)
-PROXY = REPO / "autograder" / "classroom" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
+PROXY = (
+    REPO / "autograder" / "classroom" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
+)
 COURSE_OWN = ("__editable__", "backward_course", "autograder", "autograd_lessons")
 
 CONFIG = """\

@@ -100,7 +100,11 @@ def answer_texts() -> list[str]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 text = node.value
-                if len(text) >= 25 and text not in docstrings and json.dumps(text, ensure_ascii=False)[1:-1] not in released:
+                if (
+                    len(text) >= 25
+                    and text not in docstrings
+                    and json.dumps(text, ensure_ascii=False)[1:-1] not in released
+                ):
                     found.add(text)
             if isinstance(node, ast.FunctionDef) and len(node.name) >= 12:
                 found.add(f"def {node.name}(")
@@ -111,7 +115,7 @@ def readable_files(*roots: Path) -> Iterator[Path]:
     """Every file under `roots`, not following links out (the third-party links are
     listed by name, not read: they are the course environment's pinned packages)."""
     for root in roots:
-        for folder, dirs, files in os.walk(root):
+        for folder, _dirs, files in os.walk(root):
             for name in files:
                 yield Path(folder) / name
 
@@ -151,9 +155,7 @@ def test_students_find_no_answer_to_read(students_env: StudentsEnvironment) -> N
     }  # fmt: skip
 
 
-def test_students_can_import_no_answer(
-    students_env: StudentsEnvironment, hub: CheckHub
-) -> None:
+def test_students_can_import_no_answer(students_env: StudentsEnvironment, hub: CheckHub) -> None:
     code = (
         "import importlib, autograder, autograd_lessons\n"
         "print(autograder.__file__)\n"
@@ -305,7 +307,9 @@ def test_no_service_no_verdict(students_env: StudentsEnvironment, hub: CheckHub)
 # --- the grader and the service agree ----------------------------------------------------
 
 
-def grader_outputs(course: Path, student: str, assignment: str) -> dict[str, tuple[str, str | None]]:
+def grader_outputs(
+    course: Path, student: str, assignment: str
+) -> dict[str, tuple[str, str | None]]:
     """grade id -> (stream text, error text) of the autograded notebook's test cells."""
     path = course / "autograded" / student / assignment / f"{assignment}.ipynb"
     found = {}
@@ -317,6 +321,29 @@ def grader_outputs(course: Path, student: str, assignment: str) -> dict[str, tup
         errors = [f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error"]
         found[meta["grade_id"]] = (printed, errors[0] if errors else None)
     return found
+
+
+RAISED = re.compile(r"(?:raised |: )(\w+(?:Error|Exception|Exit)\b: .*?)\.?$", re.M)
+
+
+def same_verdicts(
+    source: str, grader: tuple[str, str | None], served: tuple[str, str | None]
+) -> bool:
+    """The grader's and the service's outputs for one test cell say the same.
+
+    The same text, except where the cases are random (function and class checks: see
+    `masked`), and where the learner's function raised: self-study's check, and so the
+    service, says "✗ f(1.0) raised E: ...", then the hint, while the grader says
+    "✗ `f` could not be tested: f(1.0,): E: ..."; both must fail with the same error."""
+    (printed, error), (mine_printed, mine_error) = grader, served
+    drawn = "check_function" in source or "check_class" in source
+    same = masked if drawn else (lambda t: t)
+    if error is None or mine_error is None:
+        return error is None and mine_error is None and same(printed) == same(mine_printed)
+    if drawn and "could not be tested" in error and " raised " in mine_error:
+        theirs, ours = RAISED.search(error), RAISED.search(mine_error.splitlines()[0])
+        return bool(theirs and ours and theirs[1].rstrip(".") == ours[1].rstrip("."))
+    return same(error) == same(mine_error)
 
 
 @pytest.mark.sandbox
@@ -332,7 +359,7 @@ def test_grader_and_service_agree_on_the_sample_class(
         env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"},
     )  # fmt: skip
     assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
-    compared = 0
+    compared, differ = 0, []
     for student in SAMPLE_STUDENTS:
         with kernel(students_env, hub, student) as k:
             for assignment in ASSIGNMENTS:
@@ -341,16 +368,48 @@ def test_grader_and_service_agree_on_the_sample_class(
                     continue
                 served = run_notebook(k, path)
                 sources = dict(code_cells(path))
-                for grade_id, (printed, error) in grader_outputs(course, student, assignment).items():
+                graded_cells = grader_outputs(course, student, assignment)
+                for grade_id, (printed, error) in graded_cells.items():
                     if ".check" not in sources.get(grade_id, ""):
                         continue
-                    drawn = "check_function" in sources[grade_id] or "check_class" in sources[grade_id]
-                    same = masked if drawn else (lambda t: t)
-                    mine_printed, mine_error = served[grade_id]
-                    where = f"{student}/{assignment}/{grade_id}"
-                    assert (error and same(error)) == (mine_error and same(mine_error)), where
-                    if error is None:
-                        assert same(printed) == same(mine_printed), where
                     compared += 1
+                    mine = served[grade_id]
+                    if not same_verdicts(sources[grade_id], (printed, error), mine):
+                        differ.append((f"{student}/{assignment}/{grade_id}", error, mine[1]))
     assert compared > 100
+    assert differ == [], "\n\n".join(f"{w}\ngrader: {g}\nservice: {m}" for w, g, m in differ)
     shutil.rmtree(course, ignore_errors=True)
+
+
+# --- the class hub's hook ------------------------------------------------------------------
+
+
+def test_the_class_hub_config_adds_the_service(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make class --checks-port` adds the service, its access for every server token and
+    its address for kernels to the class hub's own config; without it, nothing."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from autograder.classroom.checks.hub import ACCESS
+
+    hub_dir = REPO / "autograder" / "classroom" / "hub"
+    settings = {"CLASS_STATE": str(tmp_path), "CLASS_VENV_BIN": "/venv/bin",
+                "CLASS_INSTRUCTOR": "teacher", "CLASS_COURSE_DIR": str(tmp_path), "CLASS_IP": "127.0.0.1",
+                "CLASS_PORT": "8000", "CLASS_HUB_PORT": "8081", "CLASS_PROXY_API_PORT": "8001"}  # fmt: skip
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("CLASS_CHECKS_PORT", raising=False)
+    plain = PyFileConfigLoader("jupyterhub_config.py", path=str(hub_dir)).load_config()
+    assert "services" not in plain.JupyterHub
+    monkeypatch.setenv("CLASS_CHECKS_PORT", "8123")
+    config = PyFileConfigLoader("jupyterhub_config.py", path=str(hub_dir)).load_config()
+    [service] = config.JupyterHub.services.get_value([])  # appended to JupyterHub's default
+    assert service["name"] == "checks" and service["user"] == "teacher"
+    assert service["url"] == "http://127.0.0.1:8123"
+    assert service["command"][:1] == ["/venv/bin/python"]
+    assert {"name": "user", "scopes": ["self", ACCESS]} in config.JupyterHub.load_roles.get_value([])
+    assert ACCESS in config.Spawner.server_token_scopes
+    url = config.Spawner.environment["AUTOGRADER_CHECKS_URL"]
+    assert url == "http://127.0.0.1:8123/services/checks/"
+    assert config.Spawner.environment["PATH"].startswith("/venv/bin")

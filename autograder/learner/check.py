@@ -22,7 +22,7 @@ from typing import Any
 from autograder.answers.functions import raised_message
 from autograder.core.quantities import Quantity
 from autograder.core.spec import CODE_KINDS
-from autograder.core.verdict import MISSING, Verdict, format_value
+from autograder.core.verdict import MISSING, Verdict
 from autograder.exercises import exercise_spec, function_tasks, learner_givens, practice_givens
 from autograder.feedback.byhand import HandAnswer, read_hand_answers
 from autograder.feedback.judge import JudgeContext, judge, judge_hand

@@ -180,7 +180,9 @@ class Judging:
         if not isinstance(results, list) or len(results) != len(cases):
             raise BadRequest(f"results must hold one encoded value per case ({len(cases)})")
         decoded = [decode_value(r) for r in results]
-        context = JudgeContext(exercise, learner_givens(exercise, user), calls={name: (cases, decoded)})
+        context = JudgeContext(
+            exercise, learner_givens(exercise, user), calls={name: (cases, decoded)}
+        )
         return _verdicts([judge(exercise, name, context)])
 
     def graphs(self, user: str, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -206,4 +208,8 @@ class Judging:
 
 
 def _verdicts(verdicts: list[Verdict]) -> dict[str, Any]:
-    return {"verdicts": [{"passed": v.passed, "message": v.message, "reason": v.reason} for v in verdicts]}
+    return {
+        "verdicts": [
+            {"passed": v.passed, "message": v.message, "reason": v.reason} for v in verdicts
+        ]
+    }
