@@ -394,9 +394,11 @@ def test_the_class_hub_config_adds_the_service(
     from autograder.classroom.checks.hub import ACCESS
 
     hub_dir = REPO / "autograder" / "classroom" / "hub"
-    settings = {"CLASS_STATE": str(tmp_path), "CLASS_VENV_BIN": "/venv/bin",
-                "CLASS_INSTRUCTOR": "teacher", "CLASS_COURSE_DIR": str(tmp_path), "CLASS_IP": "127.0.0.1",
-                "CLASS_PORT": "8000", "CLASS_HUB_PORT": "8081", "CLASS_PROXY_API_PORT": "8001"}  # fmt: skip
+    settings = {
+        "CLASS_STATE": str(tmp_path), "CLASS_VENV_BIN": "/venv/bin", "CLASS_IP": "127.0.0.1",
+        "CLASS_INSTRUCTOR": "teacher", "CLASS_COURSE_DIR": str(tmp_path), "CLASS_PORT": "8000",
+        "CLASS_HUB_PORT": "8081", "CLASS_PROXY_API_PORT": "8001",
+    }  # fmt: skip
     for name, value in settings.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("CLASS_CHECKS_PORT", raising=False)
@@ -408,7 +410,8 @@ def test_the_class_hub_config_adds_the_service(
     assert service["name"] == "checks" and service["user"] == "teacher"
     assert service["url"] == "http://127.0.0.1:8123"
     assert service["command"][:1] == ["/venv/bin/python"]
-    assert {"name": "user", "scopes": ["self", ACCESS]} in config.JupyterHub.load_roles.get_value([])
+    roles = config.JupyterHub.load_roles.get_value([])
+    assert {"name": "user", "scopes": ["self", ACCESS]} in roles
     assert ACCESS in config.Spawner.server_token_scopes
     url = config.Spawner.environment["AUTOGRADER_CHECKS_URL"]
     assert url == "http://127.0.0.1:8123/services/checks/"
