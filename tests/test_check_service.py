@@ -332,14 +332,19 @@ def same_verdicts(
     """The grader's and the service's outputs for one test cell say the same.
 
     The same text, except where the cases are random (function and class checks: see
-    `masked`), and where the learner's function raised: self-study's check, and so the
-    service, says "✗ f(1.0) raised E: ...", then the hint, while the grader says
-    "✗ `f` could not be tested: f(1.0,): E: ..."; both must fail with the same error."""
+    `masked`), and in two cases self-study words differently from the grader (today's
+    messages, which the service keeps): the learner's function raised (self-study: "✗
+    f(1.0) raised E: ...", then the hint; the grader: "✗ `f` could not be tested: f(1.0,):
+    E: ..."): both must fail with the same error; the function or class is not defined
+    (self-study: "✗ `Value` is not defined yet: run the cell that defines it.", said by
+    the kernel before asking; the grader: "0/200 random graphs right ..."): both fail."""
     (printed, error), (mine_printed, mine_error) = grader, served
     drawn = "check_function" in source or "check_class" in source
     same = masked if drawn else (lambda t: t)
     if error is None or mine_error is None:
         return error is None and mine_error is None and same(printed) == same(mine_printed)
+    if drawn and re.search(r"is not (a function|defined) yet: run the cell", mine_error):
+        return error.startswith("AnswerMismatch: ✗")
     if drawn and "could not be tested" in error and " raised " in mine_error:
         theirs, ours = RAISED.search(error), RAISED.search(mine_error.splitlines()[0])
         return bool(theirs and ours and theirs[1].rstrip(".") == ours[1].rstrip("."))
@@ -416,3 +421,21 @@ def test_the_class_hub_config_adds_the_service(
     url = config.Spawner.environment["AUTOGRADER_CHECKS_URL"]
     assert url == "http://127.0.0.1:8123/services/checks/"
     assert config.Spawner.environment["PATH"].startswith("/venv/bin")
+
+
+def test_practice_numbers_are_the_services(hub: CheckHub) -> None:
+    """Practice numbers come sealed from the service: checked against them when sent back
+    unchanged, refused when changed or sent by someone else."""
+    token = hub.tokens["mallory"]
+    drawn = hub.ask("practice", {"exercise": NEURON}, token)
+    g = drawn["givens"]
+    h = g["w"] * g["x"] + g["b"]
+    body = {"exercise": NEURON, "names": ["h"], "cells": [f"h = {h!r}"], "practice": drawn}
+    [verdict] = hub.ask("check", body, token)["verdicts"]
+    assert verdict["passed"], verdict
+    changed = {**drawn, "givens": {**g, "x": g["x"] + 1}}
+    for who, practice in [("mallory", changed), ("ada", drawn)]:
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            hub.ask("check", {**body, "practice": practice}, hub.tokens[who])
+        assert refused.value.code == 400
+        assert "not drawn by the check service for you" in json.loads(refused.value.read())["error"]
