@@ -142,6 +142,11 @@ def call_text(task: FunctionTask, case: Sequence[float]) -> str:
     return f"{task.name}({', '.join(format_value(arg) for arg in case)})"
 
 
+def raised_message(task: FunctionTask, case: Sequence[float], error: str) -> str:
+    """What a learner's function raising `error` ("ValueError: ...") on `case` is told."""
+    return f"{f'✗ {call_text(task, case)} raised {error}'[:160]}\n  {task.hint}"
+
+
 def _result_problem(call: str, result: object) -> str | None:
     if type(result) in (int, float):
         return None
