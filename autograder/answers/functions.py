@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from autograder.core.verdict import Verdict, format_value, matches
+from autograder.core.verdict import Verdict, format_value, is_tensor, matches
 
 if TYPE_CHECKING:
     import torch
@@ -153,7 +153,7 @@ def _result_problem(call: str, result: object) -> str | None:
     if result is None:
         return f"✗ {call} returned None: end the function with `return` and the number."
     kind = type(result)
-    if any(c.__name__ == "Tensor" and c.__module__.startswith("torch") for c in kind.__mro__):
+    if is_tensor(result):
         return f"✗ {call} returned a tensor: return a plain float, e.g. with `.item()`."
     return f"✗ {call} returned a {kind.__name__}: return a plain float."
 

@@ -73,3 +73,11 @@ def short_repr(value: object) -> str:
     except Exception:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def is_tensor(value: object) -> bool:
+    """A torch tensor (or a subclass), told by its class alone: torch need not be imported."""
+    return any(
+        cls.__name__ == "Tensor" and cls.__module__.startswith("torch")
+        for cls in type(value).__mro__
+    )

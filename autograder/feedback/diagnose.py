@@ -34,18 +34,16 @@ so an object that claims to equal everything cannot pass. Yes/no facts match exa
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 from autograder.core.quantities import Quantity
 from autograder.core.verdict import (
-    MISSING,
     Verdict,
     format_value,
     matches,
-    short_repr,
 )
+from autograder.feedback.answer_form import too_rounded, type_problem
 from autograder.feedback.formulas import flat_factors
 
 if TYPE_CHECKING:
@@ -67,96 +65,6 @@ FORMULA_CHECKED: Final = frozenset(
 and no such edit makes it right, a match of values is a coincidence, never named."""
 
 
-def _is_tensor(value: object) -> bool:
-    return any(
-        cls.__name__ == "Tensor" and cls.__module__.startswith("torch")
-        for cls in type(value).__mro__
-    )
-
-
-def _tensor_number(value: object) -> str | None:
-    """The single number inside a scalar torch tensor, formatted; None otherwise."""
-    torch = sys.modules.get("torch")
-    if torch is None or not isinstance(value, torch.Tensor):
-        return None
-    try:
-        if value.numel() != 1:
-            return None
-        return format_value(float(value.detach().reshape(-1)[0].item()))
-    except Exception:
-        return None
-
-
-def _type_problem(q: Quantity, value: object) -> Verdict | None:
-    """A verdict when `value` is not an answer of the right type, else None."""
-    name, label = q.name, q.label
-    if value is None or value is Ellipsis or value is MISSING:
-        return Verdict(
-            False,
-            f"✗ {label}: `{name}` is not answered yet; write `{name} = <your arithmetic>`.",
-            "unanswered",
-        )
-    kind = type(value)
-    if _is_tensor(value):
-        number = _tensor_number(value)
-        advice = f"the number itself, e.g. `{number}`" if number is not None else "one plain number"
-        return Verdict(False, f"✗ {label}: `{name}` is a tensor; write {advice}.", "tensor")
-    if kind.__module__ == "numpy":
-        return Verdict(
-            False,
-            f"✗ {label}: `{name}` is a numpy {kind.__name__}; write a plain Python number.",
-            "not_a_number",
-        )
-    if q.is_bool:
-        if kind is bool:
-            return None
-        return Verdict(
-            False,
-            f"✗ {label}: `{name}` should be True or False, got {short_repr(value)}.",
-            "not_a_bool",
-        )
-    if kind is bool:
-        return Verdict(
-            False, f"✗ {label}: `{name}` should be a number, got {value!r}.", "not_a_number"
-        )
-    if kind not in (int, float):
-        what = kind.__name__
-        if isinstance(value, int | float):
-            what = f"{what} (a subclass of {'float' if isinstance(value, float) else 'int'})"
-        return Verdict(
-            False,
-            f"✗ {label}: `{name}` should be a plain int or float, not a {what}: "
-            f"{short_repr(value)}.",
-            "not_a_number",
-        )
-    return None
-
-
-def significant_digits(value: float) -> int:
-    """How many significant digits the shortest repr of `value` has (0 for 0)."""
-    mantissa = repr(abs(float(value))).split("e")[0].replace(".", "")
-    return len(mantissa.strip("0"))
-
-
-def digits_needed(reference: float) -> int:
-    """Fewest significant digits whose rounding of `reference` passes."""
-    for digits in range(1, 17):
-        if matches(reference, float(f"{reference:.{digits}g}")):
-            return digits
-    return 17
-
-
-def _too_rounded(reference: float, value: float) -> int | None:
-    """Digits to ask for when `value` is `reference` rounded (or cut) too early."""
-    needed = digits_needed(reference)
-    have = significant_digits(value)
-    if not 0 < have < needed or (have == 1 and value.is_integer()):
-        return None
-    exponent = math.floor(math.log10(abs(value)))
-    last_digit = 10.0 ** (exponent - have + 1)
-    return needed if abs(value - reference) <= last_digit else None
-
-
 def diagnose(
     q: Quantity,
     learner: object,
@@ -168,7 +76,7 @@ def diagnose(
     `answers` are the learner's other answers (to recognise follow-on errors); `written`
     what their cells assign, read statically (to read the formula of `q`).
     """
-    problem = _type_problem(q, learner)
+    problem = type_problem(q, learner)
     if problem is not None:
         return problem
     label = q.label
@@ -430,7 +338,7 @@ def _explain_value(q: Quantity, value: float, answers: Answers) -> tuple[str, st
     if ref != 0 and matches(-ref, value):
         where = "forward computation" if q.kind == "forward" else "factor on the way back"
         return "sign", f"Right size, wrong sign: check the sign of each {where}."
-    digits = _too_rounded(ref, value)
+    digits = too_rounded(ref, value)
     if digits is not None:
         return "rounded", f"Close, but rounded too much: give at least {digits} significant digits."
     return "mismatch", q.hint or "Recompute it one step at a time."

@@ -11,15 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder.core.verdict import Shown, short_repr
+from autograder.core.verdict import Shown, is_tensor, short_repr
 
 MAX_TEXT = 200
-
-
-def _is_tensor(value: object) -> bool:
-    return any(
-        c.__name__ == "Tensor" and c.__module__.startswith("torch") for c in type(value).__mro__
-    )
 
 
 def encode_value(value: object) -> dict[str, Any]:
@@ -33,7 +27,7 @@ def encode_value(value: object) -> dict[str, Any]:
         return {"float": repr(value)}
     if value is None:
         return {"none": True}
-    return {"type": kind.__name__[:80], "tensor": _is_tensor(value), "shown": short_repr(value)}
+    return {"type": kind.__name__[:80], "tensor": is_tensor(value), "shown": short_repr(value)}
 
 
 class _TorchTensor(Shown):
