@@ -39,7 +39,7 @@ SPEC = ExerciseSpec(
     lesson="02_the_computation_graph",
     givens=(
         Given("x", (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 2.0, -2.0, -3.0, -4.0,
-             -5.0, -6.0, -7.0, -8.0, -9.0, -10.0, -11.0, -12.0), lesson=3.0, meaning="x, with requires_grad=True"),
+             -5.0, -6.0, -7.0, -8.0, -9.0, -10.0, -11.0, -12.0), lesson=3.0, meaning="the input (a tensor with requires_grad=True in the graph)"),
         Given("c", (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, -2.0, -3.0, -4.0,
              -5.0, -6.0, -7.0, -8.0, -9.0), lesson=2.0, meaning="the multiplier in z = c·y + d"),
         Given("d", (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, -1.0, -2.0, -3.0, -4.0, -5.0,

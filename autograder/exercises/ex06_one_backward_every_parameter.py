@@ -108,7 +108,7 @@ SPEC = ExerciseSpec(
         ),
         Part(
             "share_sq",
-            "the share through sq = u²",
+            "the share through sq",
             "gradient",
             "Through sq: df/dsq = u (the other factor), times dsq/du = 2u.",
             "df/dsq × dsq/du",
