@@ -1,10 +1,12 @@
-"""``Value``: autograd by hand, one number at a time (micrograd's interface).
+"""``Value``: autograd by hand, one number at a time (micrograd's whole interface).
 
 Lesson 9 builds this class piece by piece and shows each piece's source with
 ``show_source``; the graded version is the learner's own. Every operation returns a
 new ``Value`` that remembers its inputs and how to send a gradient back to them;
 ``backward()`` sorts the graph topologically and runs those steps right to left,
-adding (``+=``) what each path sends.
+adding (``+=``) what each path sends. Like micrograd's engine it has ``+ - * / **``
+(numbers on either side), unary ``-``, ``relu()`` and ``backward()``, so micrograd's
+examples run on it unchanged.
 """
 
 from __future__ import annotations
@@ -98,6 +100,12 @@ class Value:
 
     def __rmul__(self, other: Number) -> Value:
         return self * other
+
+    def __truediv__(self, other: Value | Number) -> Value:
+        return self * other**-1
+
+    def __rtruediv__(self, other: Number) -> Value:
+        return other * self**-1
 
     def __repr__(self) -> str:
         return f"Value(data={self.data}, grad={self.grad})"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -64,3 +66,44 @@ def test_show_source_displays_dedented_code() -> None:
     assert bundle["text/plain"].startswith("def __neg__(self) -> Value:")
     assert "\n\ndef __rmul__" in bundle["text/plain"]
     assert bundle["text/markdown"].startswith("```python\ndef __neg__")
+
+
+def _micrograd_readme_example(a: Any, b: Any) -> Any:
+    """The expression of micrograd's README, written once for any number type with autograd."""
+    c = a + b
+    d = a * b + b**3
+    c = c + c + 1
+    c = c + 1 + c + (-a)
+    d = d + d * 2 + (b + a).relu()
+    d = d + 3 * d + (b - a).relu()
+    e = c - d
+    f = e**2
+    g = f / 2.0
+    return g + 10.0 / f
+
+
+def test_micrograd_readme_example_runs_and_agrees_with_pytorch() -> None:
+    a, b = Value(-4.0), Value(2.0)
+    g = _micrograd_readme_example(a, b)
+    g.backward()
+    ta, tb = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (-4.0, 2.0))
+    tg = _micrograd_readme_example(ta, tb)
+    tg.backward()
+    assert ta.grad is not None and tb.grad is not None
+    assert g.data == pytest.approx(tg.item(), rel=1e-12)
+    assert (a.grad, b.grad) == (pytest.approx(ta.grad.item()), pytest.approx(tb.grad.item()))
+    assert f"{g.data:.4f} {a.grad:.4f} {b.grad:.4f}" == "24.7041 138.8338 645.5773"  # README
+
+
+def test_in_place_operators_and_division_on_both_sides() -> None:
+    x = Value(-4.0)
+    z = 2 * x + 2 + x
+    z += z * x / 3 - 1 / (x - 1)  # as micrograd's README writes it: += makes a new Value
+    z.backward()
+    x_t = torch.tensor(-4.0, dtype=torch.float64, requires_grad=True)
+    z_t = 2 * x_t + 2 + x_t
+    z_t = z_t + z_t * x_t / 3 - 1 / (x_t - 1)
+    z_t.backward()
+    assert x_t.grad is not None
+    assert z.data == pytest.approx(z_t.item())
+    assert x.grad == pytest.approx(x_t.grad.item())

@@ -20,9 +20,14 @@ GRAPHS = draw_graphs(random.Random(2026), 200)
 
 
 class Mini:
-    """micrograd, with a switch for each classic bug."""
+    """micrograd, with a switch for each classic bug, and two ways to write ``-``.
+
+    ``own_minus``: ``__neg__`` and ``__sub__`` are nodes of their own (the exercise's
+    solution); otherwise ``-a`` is ``a * -1`` and ``a - b`` is ``a + (-b)`` (micrograd's).
+    """
 
     bug = ""
+    own_minus = False
 
     def __init__(self, data: float, children: tuple[Mini, ...] = ()) -> None:
         self.data, self.grad, self._prev = float(data), 0.0, children
@@ -50,11 +55,13 @@ class Mini:
 
     def __sub__(self, other: Any) -> Mini:
         other = other if isinstance(other, Mini) else type(self)(other)
+        if not self.own_minus:
+            return self + (-other)
         out = self._new(self.data - other.data, (self, other))
 
         def back() -> None:
             self._send(self, out.grad)
-            self._send(other, out.grad if self.bug == "sub_sign" else -out.grad)
+            self._send(other, out.grad if self.bug == "minus_sign" else -out.grad)
 
         out._backward = back
         return out
@@ -64,9 +71,14 @@ class Mini:
         out = self._new(self.data * other.data, (self, other))
 
         def back() -> None:
-            lost = self.bug == "mul_factor"
-            self._send(self, out.grad * (1.0 if lost else other.data))
-            self._send(other, out.grad * (1.0 if lost else self.data))
+            if self.bug == "mul_factor":  # the local factor forgotten
+                mine, theirs = 1.0, 1.0
+            elif self.bug == "mul_own":  # each side's own value
+                mine, theirs = self.data, other.data
+            else:
+                mine, theirs = other.data, self.data
+            self._send(self, mine * out.grad)
+            self._send(other, theirs * out.grad)
 
         out._backward = back
         return out
@@ -92,7 +104,15 @@ class Mini:
         return out
 
     def __neg__(self) -> Mini:
-        return self * -1.0
+        if not self.own_minus:
+            return self * -1.0
+        out = self._new(-self.data, (self,))
+
+        def back() -> None:
+            self._send(self, out.grad if self.bug == "minus_sign" else -out.grad)
+
+        out._backward = back
+        return out
 
     def __radd__(self, other: float) -> Mini:
         return self + other
@@ -103,7 +123,10 @@ class Mini:
     def __rmul__(self, other: float) -> Mini:
         return self * other
 
-    def backward(self) -> None:
+    def __truediv__(self, other: Any) -> Mini:
+        return self * other**-1
+
+    def _order(self) -> list[Mini]:
         if self.bug == "order":  # the usual wrong walk: breadth first, each node once
             order, seen = [self], {id(self)}
             for node in order:
@@ -111,26 +134,30 @@ class Mini:
                     if id(child) not in seen:
                         seen.add(id(child))
                         order.append(child)
-        else:
-            topo: list[Mini] = []
-            seen = set()
+            return order
+        topo: list[Mini] = []
+        seen = set()
 
-            def visit(node: Mini) -> None:
-                if id(node) not in seen:
-                    seen.add(id(node))
-                    for child in node._prev:
-                        visit(child)
-                    topo.append(node)
+        def visit(node: Mini) -> None:
+            if self.bug == "no_visited" or id(node) not in seen:  # no visited set: repeats
+                seen.add(id(node))
+                for child in node._prev:
+                    visit(child)
+                topo.append(node)
 
-            visit(self)
-            order = topo[::-1]
-        self.grad = 1.0
+        visit(self)
+        return topo[::-1]
+
+    def backward(self) -> None:
+        order = self._order()
+        if self.bug != "no_seed":
+            self.grad = 1.0
         for node in order:
             node._backward()
 
 
-def buggy(name: str) -> type[Mini]:
-    return type(f"Mini_{name}", (Mini,), {"bug": name})
+def buggy(name: str, own_minus: bool = False) -> type[Mini]:
+    return type(f"Mini_{name}", (Mini,), {"bug": name, "own_minus": own_minus})
 
 
 def run(cls: Any) -> list[dict[str, Any]]:
@@ -172,14 +199,48 @@ def test_a_correct_value_scores_full_marks_on_200_graphs(cls: Any) -> None:
     assert verdict.text.startswith("✓ 200/200")
 
 
-@pytest.mark.parametrize("bug", sorted(BUGS))
-def test_each_classic_bug_is_caught_and_named(bug: str) -> None:
-    verdict = judge(GRAPHS, run(buggy(bug)))
+EIGHT_AND_MORE = (
+    "overwrite", "relu_side", "pow_factor", "order", "mul_own", "no_visited", "no_seed",
+    "minus_sign", "mul_factor",
+)  # fmt: skip
+
+
+def test_every_bug_has_a_class_here() -> None:
+    assert set(EIGHT_AND_MORE) == set(BUGS)
+
+
+@pytest.mark.parametrize(
+    ("bug", "own_minus"),
+    # a sign bug in - needs a - of its own; every other bug, both ways of writing -
+    [(bug, own) for bug in EIGHT_AND_MORE for own in (False, True) if own or bug != "minus_sign"],
+)
+def test_each_classic_bug_is_caught_and_named_where_it_is(bug: str, own_minus: bool) -> None:
+    verdict = judge(GRAPHS, run(buggy(bug, own_minus)))
     assert not verdict.passed
     assert verdict.correct < 200
-    named = [line for line in verdict.text.splitlines() if line.startswith("Likely bug:")]
-    assert named == [f"Likely bug: {BUGS[bug].advice}."], verdict.text
+    named = [line for line in verdict.text.splitlines() if line.startswith("Likely bug")]
+    assert len(named) == 1, verdict.text
+    assert BUGS[bug].advice in named[0], verdict.text
+    if bug != "overwrite":
+        assert named[0].startswith(f"Likely bug in {BUGS[bug].where}: "), verdict.text
     assert "First wrong graph" in verdict.text
+
+
+def test_an_overwrite_in_one_operation_is_blamed_on_that_operation() -> None:
+    class AddOverwrites(Mini):
+        def __add__(self, other: Any) -> Mini:
+            other = other if isinstance(other, Mini) else Mini(other)
+            out = Mini(self.data + other.data, (self, other))
+
+            def back() -> None:
+                self.grad = out.grad  # the bug, in + only
+                other.grad = out.grad
+
+            out._backward = back
+            return out
+
+    verdict = judge(GRAPHS, run(AddOverwrites))
+    assert f"Likely bug in + (__add__): {BUGS['overwrite'].advice}." in verdict.text, verdict.text
 
 
 def test_a_class_that_raises_fails_with_its_error() -> None:

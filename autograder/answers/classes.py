@@ -46,8 +46,9 @@ def judge_class_results(
     found = judge(graphs, results)
     if found.passed:
         return Verdict(True, f"✓ {task.label}: {found.text[2:]}", "match")
-    reason = "known_mistake" if "Likely bug:" in found.text else "mismatch"
+    named = any(line.startswith("Likely ") for line in found.text.splitlines())
+    reason = "known_mistake" if named else "mismatch"
     message = f"✗ {task.label}: {found.text[2:]}"
-    if reason == "mismatch":
-        message += f"\n  {task.hint}"
+    if not named:  # no classic bug fits: what the part checks, not a guess at the cause
+        message += f"\n  No classic bug explains these numbers. What this part checks: {task.hint}"
     return Verdict(False, message, reason)

@@ -10,8 +10,7 @@ and the verdict is computed where the learner's code is not (the grader):
    ``.backward()`` and returns the numbers (no reference, no answer in it).
 3. ``judge(graphs, results)``: recomputes every graph with PyTorch (float64), compares
    the output and every leaf's ``.grad``, and names the classic bug when one explains
-   the wrong answers (gradients overwritten, wrong order, ReLU slope on the wrong
-   side, a missing local factor in ``*`` or ``**``, a wrong sign in ``-``).
+   the wrong answers (``value_bugs``: each blamed on the operation that holds it).
 
 A graph is ``{"leaves": [2.5, -1.0], "ops": [{"op": "mul", "args": [0, 1]}, ...]}``;
 value ``i`` is leaf ``i`` or, past the leaves, the result of op ``i - len(leaves)``;
@@ -29,8 +28,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.answers.value_bugs import BUGS, TOLERANCE, name_bugs
+from autograder.core.value_build import NOT_IN_NOTEBOOK, evaluate_with
 from autograder.core.value_build import apply_op as _apply
-from autograder.core.value_build import evaluate_with
 
 __all__ = ["ALL_OPS", "BUGS", "Verdict", "draw_graphs", "evaluate_with", "judge"]
 
@@ -39,7 +39,6 @@ BINARY = ("add", "sub", "mul")
 WITH_NUMBER = ("add_const", "radd_const", "sub_const", "rsub_const", "mul_const", "rmul_const")
 UNARY = ("neg", "relu")
 EXPONENTS = (2, 3)
-TOLERANCE = 1e-6  # relative, and absolute below 1
 
 # --- drawing graphs ----------------------------------------------------------------
 
@@ -142,113 +141,6 @@ def _torch_reference(graph: Graph) -> tuple[float, list[float]]:
     return float(values[-1].item()), [float(g.item()) for g in grads]
 
 
-@dataclass(frozen=True)
-class Bug:
-    """A classic mistake, and what to tell the learner about it."""
-
-    key: str
-    advice: str
-
-
-BUGS = {
-    "overwrite": Bug(
-        "overwrite",
-        "gradients are overwritten instead of accumulated: a value used twice must add "
-        "up what each path sends (self.grad += ..., never self.grad = ...)",
-    ),
-    "order": Bug(
-        "order",
-        "the backward pass runs in the wrong order: a node must send its gradient on only "
-        "after every node that uses it has sent its share (sort the graph topologically, "
-        "then walk it in reverse)",
-    ),
-    "relu_side": Bug(
-        "relu_side",
-        "the ReLU's slope is on the wrong side: it is 1 where the input was positive and 0 "
-        "where it was negative",
-    ),
-    "pow_factor": Bug(
-        "pow_factor",
-        "a local factor is missing in **: the slope of x**n is n * x**(n - 1)",
-    ),
-    "mul_factor": Bug(
-        "mul_factor",
-        "a local factor is missing in *: each side's slope is the other side's value "
-        "(self.grad += other.data * out.grad)",
-    ),
-    "sub_sign": Bug(
-        "sub_sign",
-        "the sign is wrong in -: the slope of a - b towards b is -1",
-    ),
-}
-
-
-def _buggy_grads(graph: Graph, bug: str, delegated: bool = False) -> list[float]:
-    """Leaf gradients a Value class with ``bug`` computes (a small engine, plain floats).
-
-    ``delegated``: the class writes unary ``-`` as ``self * -1`` and ``c - a`` as
-    ``Value(c) - a``, so a bug in ``*`` or ``-`` shows there too."""
-    n_leaves = len(graph["leaves"])
-    values: list[float] = [float(v) for v in graph["leaves"]]
-    parents: list[list[tuple[int, float]]] = [[] for _ in range(n_leaves)]
-    for op in graph["ops"]:
-        name, args = op["op"], op["args"]
-        a = values[args[0]]
-        if name in ("add", "sub", "mul"):
-            b = values[args[1]]
-            slopes = {
-                "add": (1.0, 1.0),
-                "sub": (1.0, 1.0 if bug == "sub_sign" else -1.0),
-                "mul": (1.0, 1.0) if bug == "mul_factor" else (b, a),
-            }[name]
-            links = [(args[0], slopes[0]), (args[1], slopes[1])]
-        elif name in WITH_NUMBER:
-            c = float(op["number"])
-            flipped = delegated and bug == "sub_sign"
-            slope = {
-                "add_const": 1.0, "radd_const": 1.0, "sub_const": 1.0,
-                "rsub_const": 1.0 if flipped else -1.0,
-            }.get(name, 1.0 if bug == "mul_factor" else c)  # fmt: skip
-            links = [(args[0], slope)]
-        elif name == "neg":
-            links = [(args[0], 1.0 if delegated and bug == "mul_factor" else -1.0)]
-        elif name == "pow":
-            k = op["exponent"]
-            links = [(args[0], a ** (k - 1) if bug == "pow_factor" else k * a ** (k - 1))]
-        else:
-            open_gate = a <= 0 if bug == "relu_side" else a > 0
-            links = [(args[0], 1.0 if open_gate else 0.0)]
-        values.append(_forward(op, values))
-        parents.append(links)
-    root = len(values) - 1
-    if bug == "order":  # breadth first from the output, each node once, when first reached
-        order, seen = [root], {root}
-        for node in order:
-            for child, _ in parents[node]:
-                if child not in seen:
-                    seen.add(child)
-                    order.append(child)
-    else:  # micrograd's: depth first, inputs in order, then the node; reversed
-        order, seen = [], set()
-
-        def visit(node: int) -> None:
-            if node not in seen:
-                seen.add(node)
-                for child, _ in parents[node]:
-                    visit(child)
-                order.append(node)
-
-        visit(root)
-        order.reverse()
-    grads = [0.0] * len(values)
-    grads[root] = 1.0
-    for node in order:
-        for child, slope in parents[node]:
-            share = slope * grads[node]
-            grads[child] = share if bug == "overwrite" else grads[child] + share
-    return grads[:n_leaves]
-
-
 # --- the verdict --------------------------------------------------------------------
 
 
@@ -260,6 +152,12 @@ def _numbers(result: object, n_leaves: int) -> tuple[float, list[float]] | str:
     """The learner's numbers, or why they cannot be used (fail closed)."""
     if not isinstance(result, dict):
         return "no result"
+    if result.get("error") == NOT_IN_NOTEBOOK:
+        return (
+            "the notebook's own cells define no such class (the grader runs only your "
+            "cells: a class imported from a module, such as autograd_lessons.value, is not "
+            "there; write the class yourself)"
+        )
     if "error" in result:
         return f"the class raised {result['error']}"
     output, grads = result.get("output"), result.get("grads")
@@ -335,30 +233,16 @@ def judge(graphs: Sequence[Graph], results: Sequence[object]) -> Verdict:
             total,
             f"✓ {total}/{total} random graphs: every leaf's .grad matches PyTorch.",
         )
+    reasons = {why for _, why in failures}
+    if correct == 0 and len(reasons) == 1 and not wrong_grads:  # one cause for every graph
+        return Verdict(False, 0, total, f"✗ 0/{total} random graphs right: {reasons.pop()}.")
     lines = [f"✗ {correct}/{total} random graphs right."]
-    named = _name_bugs(graphs, wrong_grads)
-    lines += [f"Likely bug: {BUGS[key].advice}." for key in named]
+    named = name_bugs(graphs, wrong_grads)
+    if len(named) == 1:
+        lines.append(f"Likely bug {named[0]}.")
+    elif named:  # the numbers fit several bugs: none is named as if certain
+        lines.append("Likely one of these bugs (each explains the numbers):")
+        lines += [f"  - {line}." for line in named]
     first, why = failures[0]
     lines.append(f"First wrong graph (#{first}): {describe(graphs[first])}: {why}.")
     return Verdict(False, correct, total, "\n".join(lines))
-
-
-def _name_bugs(graphs: Sequence[Graph], wrong: Sequence[tuple[int, list[float]]]) -> list[str]:
-    """The classic bugs whose engine reproduces most of the learner's wrong gradients."""
-    if not wrong:
-        return []
-    scores = {}
-    for key in BUGS:
-        explained = max(
-            sum(
-                all(
-                    _close(g, b)
-                    for g, b in zip(grads, _buggy_grads(graphs[i], key, delegated), strict=True)
-                )
-                for i, grads in wrong
-            )
-            for delegated in (False, True)
-        )
-        scores[key] = explained / len(wrong)
-    best = max(scores.values())
-    return [key for key, score in scores.items() if score >= 0.5 and score == best]

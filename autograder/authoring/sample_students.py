@@ -428,10 +428,10 @@ STUDENTS: tuple[Student, ...] = (
         slips={
             "04_the_dead_relu": {
                 "leaky_dL_dw": Slip(
-                    "leaky_dL_dw = round(leaky_dL_da * leaky_da_dh * x)", "rounded too early"
+                    "leaky_dL_dw = round(leaky_dL_da * leaky_da_dh * x, 1)", "rounded too early"
                 ),
                 "leaky_dL_db": Slip(
-                    "leaky_dL_db = round(leaky_dL_da * leaky_da_dh)", "rounded too early"
+                    "leaky_dL_db = round(leaky_dL_da * leaky_da_dh, 1)", "rounded too early"
                 ),
             },
         },

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["apply_op", "build", "evaluate_all", "evaluate_with"]
+__all__ = ["NOT_IN_NOTEBOOK", "apply_op", "build", "evaluate_all", "evaluate_with"]
+
+NOT_IN_NOTEBOOK = "no class of that name defined by the notebook's cells"
+"""What a part built without a class gives: the name is not bound to a class."""
 
 BINARY = ("add", "sub", "mul")
 
@@ -80,5 +83,5 @@ def evaluate_with(cls: Callable[[float], Any], graph: Mapping[str, Any]) -> dict
 def evaluate_all(cls: object, graphs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """``evaluate_with`` on every graph (a class that is not callable: one error each)."""
     if not callable(cls):
-        return [{"error": "not a class"} for _ in graphs]
+        return [{"error": NOT_IN_NOTEBOOK} for _ in graphs]
     return [evaluate_with(cls, graph) for graph in graphs]

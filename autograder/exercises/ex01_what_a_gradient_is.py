@@ -27,9 +27,10 @@ SPEC = ExerciseSpec(
     title="What a gradient is",
     lesson="01_what_a_gradient_is",
     givens=(
-        Given("x", (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0), lesson=3.0, meaning="where we start"),
-        Given("x_other", (-2.0, -3.0, -4.0, -5.0, -6.0, -7.0, -8.0, -9.0), lesson=-2.0, meaning="another point"),
-        Given("step_size", (0.1, 0.2, 0.3, 0.4), lesson=0.1, meaning="step per unit of slope"),
+        Given("x", (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0), lesson=3.0, meaning="where we start"),
+        Given("x_other", (-2.0, -3.0, -4.0, -5.0, -6.0, -7.0, -8.0, -9.0, -10.0, -11.0, -12.0, -13.0,
+             -14.0, -15.0, -16.0), lesson=-2.0, meaning="another point"),
+        Given("step_size", (0.1, 0.2, 0.3, 0.4, 0.05, 0.15, 0.25, 0.35, 0.45), lesson=0.1, meaning="step per unit of slope"),
     ),
     constants={"bottom": 0.0},
     constraints=(pairwise_different("x", "x_other"),),

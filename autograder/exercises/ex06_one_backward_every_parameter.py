@@ -29,11 +29,12 @@ SPEC = ExerciseSpec(
     title="One backward, every parameter",
     lesson="06_one_backward_every_parameter",
     givens=(
-        Given("w", (2.0, 3.0, 4.0, 5.0, 7.0, -3.0, -5.0), lesson=2.0, meaning="weight"),
-        Given("b", (1.0, 2.0, 3.0, 5.0, -2.0, -3.0, -5.0), lesson=1.0, meaning="bias"),
-        Given("x", (3.0, 4.0, 5.0, 6.0, 7.0, -3.0, -4.0, -5.0), lesson=3.0, meaning="input"),
-        Given("target", (5.0, 2.0, 6.0, 7.0, 8.0, 9.0, 11.0), lesson=5.0, meaning="target"),
-        Given("u", (4.0, 5.0, 6.0, -4.0, -5.0, -6.0), lesson=3.0, meaning="f = u·u²"),
+        Given("w", (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, -2.0, -3.0, -4.0, -5.0, -7.0), lesson=2.0, meaning="weight"),
+        Given("b", (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0), lesson=1.0, meaning="bias"),
+        Given("x", (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0), lesson=3.0, meaning="input"),
+        Given("target", (5.0, 2.0, 3.0, 4.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0), lesson=5.0, meaning="target"),
+        Given("u", (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 2.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0,
+             -8.0, -9.0), lesson=3.0, meaning="f = u·u²"),
     ),
     constraints=(
         ("the loss is not zero", lambda g: g["w"] * g["x"] + g["b"] != g["target"]),
@@ -107,7 +108,7 @@ SPEC = ExerciseSpec(
         ),
         Part(
             "share_sq",
-            "the share through sq = u²",
+            "the share through sq",
             "gradient",
             "Through sq: df/dsq = u (the other factor), times dsq/du = 2u.",
             "df/dsq × dsq/du",

@@ -27,12 +27,12 @@ SPEC = ExerciseSpec(
     title="Try it",
     lesson="07_try_it",
     givens=(
-        Given("x_cubic", (4.0, 2.0, 3.0, 5.0, -2.0, -3.0), lesson=4.0, meaning="warm-up point"),
-        Given("x", (2.0, 3.0, 4.0, 5.0, -3.0, -4.0), lesson=2.0, meaning="input"),
-        Given("w", (3.0, 4.0, 5.0, 6.0, 7.0, -4.0), lesson=3.0, meaning="weight"),
-        Given("b", (-1.0, 2.0, 3.0, 5.0, -2.0, -3.0, -5.0), lesson=-1.0, meaning="bias"),
-        Given("w2", (0.5, 0.2, 0.3, 0.4, 0.6, 1.5), lesson=0.5, meaning="second weight"),
-        Given("target", (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 9.0, 11.0), lesson=2.0, meaning="target"),
+        Given("x_cubic", (4.0, 2.0, 3.0, 5.0, 6.0, -2.0, -3.0, -4.0, -5.0), lesson=4.0, meaning="warm-up point"),
+        Given("x", (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -2.0, -3.0, -4.0, -5.0, -6.0), lesson=2.0, meaning="input"),
+        Given("w", (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 2.0, -2.0, -3.0, -4.0, -5.0, -6.0), lesson=3.0, meaning="weight"),
+        Given("b", (-1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0), lesson=-1.0, meaning="bias"),
+        Given("w2", (0.5, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9, 1.5, 2.5, 1.2), lesson=0.5, meaning="second weight"),
+        Given("target", (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0), lesson=2.0, meaning="target"),
     ),
     constraints=(
         ("the ReLU is open: h = w·x + b > 0", lambda g: g["w"] * g["x"] + g["b"] > 0),

@@ -158,6 +158,11 @@ class Exercise:
                 f"✗ `{task.cls}` is not defined yet: run the cell that defines it."
             )
         graphs = task.draw(random.Random(seed))
-        results: list[object] = list(evaluate_all(cls, graphs))
+        # the grader runs only the notebook's cells: a class imported from a module is
+        # not there, so it is judged as no class at all (the grader's verdict, word for word)
+        notebook = namespace.get("__name__", "__main__")
+        bases = getattr(cls, "__mro__", (cls,))[:-1]  # a subclass of an imported one too
+        own = all(getattr(c, "__module__", None) == notebook for c in bases)
+        results: list[object] = list(evaluate_all(cls if own else None, graphs))
         context = JudgeContext(self.name, self.givens, builds={name: (graphs, results)})
         self._raise_or_print([judge(self.name, name, context)])
