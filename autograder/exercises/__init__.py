@@ -13,9 +13,9 @@ import importlib
 import pkgutil
 import random
 
-from autograder.core.givens import draw, seed
 from autograder.answers.classes import ClassTask
 from autograder.answers.functions import FunctionTask
+from autograder.core.givens import draw, seed
 from autograder.core.spec import ExerciseSpec
 
 
@@ -25,7 +25,9 @@ def _discover() -> dict[str, ExerciseSpec]:
     for module_name in names:
         spec = importlib.import_module(f"{__name__}.{module_name}").SPEC
         if not isinstance(spec, ExerciseSpec) or module_name != f"ex{spec.name}":
-            raise TypeError(f"{__name__}.{module_name}: SPEC must be the ExerciseSpec {module_name[2:]}")
+            raise TypeError(
+                f"{__name__}.{module_name}: SPEC must be the ExerciseSpec {module_name[2:]}"
+            )
         found[spec.name] = spec
     return found
 

@@ -2,21 +2,74 @@
 
 from __future__ import annotations
 
-from autograder.exercises.neuron import backward_parts, forward_parts, neuron
 from autograder.core.spec import ExerciseSpec, Given, Part, given, pairwise_different, upstream
-
+from autograder.exercises.neuron import backward_parts, forward_parts, neuron
 
 SPEC = ExerciseSpec(
     name="03_a_neuron_by_hand",
     title="A neuron by hand",
     lesson="03_a_neuron_by_hand",
     givens=(
-        Given("x", (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0), lesson=2.0, meaning="input"),
-        Given("w", (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 2.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0,
-             -8.0, -9.0), lesson=3.0, meaning="weight"),
-        Given("b", (-1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, -2.0, -3.0, -4.0, -5.0,
-             -6.0, -7.0, -8.0, -9.0), lesson=-1.0, meaning="bias"),
-        Given("y", (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0), lesson=2.0, meaning="target"),
+        Given(
+            "x",
+            (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0),
+            lesson=2.0,
+            meaning="input",
+        ),
+        Given(
+            "w",
+            (
+                3.0,
+                4.0,
+                5.0,
+                6.0,
+                7.0,
+                8.0,
+                9.0,
+                2.0,
+                -2.0,
+                -3.0,
+                -4.0,
+                -5.0,
+                -6.0,
+                -7.0,
+                -8.0,
+                -9.0,
+            ),
+            lesson=3.0,
+            meaning="weight",
+        ),
+        Given(
+            "b",
+            (
+                -1.0,
+                1.0,
+                2.0,
+                3.0,
+                4.0,
+                5.0,
+                6.0,
+                7.0,
+                8.0,
+                9.0,
+                -2.0,
+                -3.0,
+                -4.0,
+                -5.0,
+                -6.0,
+                -7.0,
+                -8.0,
+                -9.0,
+            ),
+            lesson=-1.0,
+            meaning="bias",
+        ),
+        Given(
+            "y",
+            (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0),
+            lesson=2.0,
+            meaning="target",
+        ),
     ),
     constraints=(
         ("the ReLU is open: h = w·x + b > 0", lambda g: g["w"] * g["x"] + g["b"] > 0),

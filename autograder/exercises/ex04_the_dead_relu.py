@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from autograder.core.spec import (
+    ExerciseSpec,
+    Given,
+    Part,
+    given,
+    pairwise_different,
+    upstream,
+    value,
+)
 from autograder.exercises.neuron import SQUARE, backward_parts, forward_parts, neuron
-from autograder.core.spec import ExerciseSpec, Given, Part, given, pairwise_different, upstream, value
 
 if TYPE_CHECKING:
     from autograder.core.engine import Tape
@@ -28,10 +36,30 @@ SPEC = ExerciseSpec(
     title="The dead ReLU",
     lesson="04_the_dead_relu",
     givens=(
-        Given("x", (-1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0, -8.0, -9.0), lesson=-1.0, meaning="input"),
-        Given("w", (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0), lesson=3.0, meaning="weight"),
-        Given("b", (-1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0), lesson=-1.0, meaning="bias"),
-        Given("y", (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0), lesson=2.0, meaning="target"),
+        Given(
+            "x",
+            (-1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0, -8.0, -9.0),
+            lesson=-1.0,
+            meaning="input",
+        ),
+        Given(
+            "w",
+            (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0),
+            lesson=3.0,
+            meaning="weight",
+        ),
+        Given(
+            "b",
+            (-1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0),
+            lesson=-1.0,
+            meaning="bias",
+        ),
+        Given(
+            "y",
+            (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0),
+            lesson=2.0,
+            meaning="target",
+        ),
         Given(
             "leaky_slope",
             (0.01, 0.1, 0.2, 0.3, 0.02, 0.05, 0.15, 0.25, 0.4, 0.35),

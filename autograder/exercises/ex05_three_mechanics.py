@@ -6,7 +6,7 @@ import warnings
 from typing import TYPE_CHECKING
 
 from autograder.answers.functions import GRAD_OF_INTERMEDIATE, TRAIN
-from autograder.core.spec import Factor, ExerciseSpec, Given, Part, given, pairwise_different, slope
+from autograder.core.spec import ExerciseSpec, Factor, Given, Part, given, pairwise_different, slope
 
 if TYPE_CHECKING:
     from autograder.core.engine import Tape
@@ -53,11 +53,67 @@ SPEC = ExerciseSpec(
     title="Three mechanics that catch nearly everyone",
     lesson="05_three_mechanics",
     givens=(
-        Given("x_cube", (2.0, -2.0, 3.0, -3.0, 4.0, -4.0, 5.0, -5.0, 1.5, -1.5, 0.5, -0.5), lesson=2.0, meaning="mechanic 1: y = x**3"),
-        Given("k", (5.0, 3.0, 4.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, -2.0, -3.0, -4.0,
-             -5.0, -6.0, -7.0, -8.0, -9.0), lesson=5.0, meaning="mechanic 1: z = y * k"),
-        Given("x_square", (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, -3.0, -4.0, -5.0,
-             -6.0, -7.0, -8.0, -9.0, -10.0, -11.0, -12.0, -13.0), lesson=3.0, meaning="mechanics 2, 3"),
+        Given(
+            "x_cube",
+            (2.0, -2.0, 3.0, -3.0, 4.0, -4.0, 5.0, -5.0, 1.5, -1.5, 0.5, -0.5),
+            lesson=2.0,
+            meaning="mechanic 1: y = x**3",
+        ),
+        Given(
+            "k",
+            (
+                5.0,
+                3.0,
+                4.0,
+                6.0,
+                7.0,
+                8.0,
+                9.0,
+                10.0,
+                11.0,
+                12.0,
+                13.0,
+                -2.0,
+                -3.0,
+                -4.0,
+                -5.0,
+                -6.0,
+                -7.0,
+                -8.0,
+                -9.0,
+            ),
+            lesson=5.0,
+            meaning="mechanic 1: z = y * k",
+        ),
+        Given(
+            "x_square",
+            (
+                3.0,
+                4.0,
+                5.0,
+                6.0,
+                7.0,
+                8.0,
+                9.0,
+                10.0,
+                11.0,
+                12.0,
+                13.0,
+                -3.0,
+                -4.0,
+                -5.0,
+                -6.0,
+                -7.0,
+                -8.0,
+                -9.0,
+                -10.0,
+                -11.0,
+                -12.0,
+                -13.0,
+            ),
+            lesson=3.0,
+            meaning="mechanics 2, 3",
+        ),
     ),
     constraints=(
         pairwise_different("x_cube", "k", "x_square"),
@@ -107,7 +163,11 @@ SPEC = ExerciseSpec(
             "x.grad after n calls = n × (gradient of one call)",
             of=("square", "x_square"),
             calls=CALLS,
-            factors=(Factor(str(CALLS), "calls", "three backward calls"), SQUARE, given("x_square")),
+            factors=(
+                Factor(str(CALLS), "calls", "three backward calls"),
+                SQUARE,
+                given("x_square"),
+            ),
             title="x.grad after three backward calls",
         ),
         Part(

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autograder.core.spec import ExerciseSpec, Given, Part, given, pairwise_different, slope, upstream, value
+from autograder.core.spec import (
+    ExerciseSpec,
+    Given,
+    Part,
+    given,
+    pairwise_different,
+    slope,
+    upstream,
+    value,
+)
 
 if TYPE_CHECKING:
     from autograder.core.engine import Tape
@@ -29,12 +38,53 @@ SPEC = ExerciseSpec(
     title="One backward, every parameter",
     lesson="06_one_backward_every_parameter",
     givens=(
-        Given("w", (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, -2.0, -3.0, -4.0, -5.0, -7.0), lesson=2.0, meaning="weight"),
-        Given("b", (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0), lesson=1.0, meaning="bias"),
-        Given("x", (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0), lesson=3.0, meaning="input"),
-        Given("target", (5.0, 2.0, 3.0, 4.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0), lesson=5.0, meaning="target"),
-        Given("u", (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 2.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0,
-             -8.0, -9.0), lesson=3.0, meaning="f = u·u²"),
+        Given(
+            "w",
+            (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, -2.0, -3.0, -4.0, -5.0, -7.0),
+            lesson=2.0,
+            meaning="weight",
+        ),
+        Given(
+            "b",
+            (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0),
+            lesson=1.0,
+            meaning="bias",
+        ),
+        Given(
+            "x",
+            (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0),
+            lesson=3.0,
+            meaning="input",
+        ),
+        Given(
+            "target",
+            (5.0, 2.0, 3.0, 4.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0),
+            lesson=5.0,
+            meaning="target",
+        ),
+        Given(
+            "u",
+            (
+                3.0,
+                4.0,
+                5.0,
+                6.0,
+                7.0,
+                8.0,
+                9.0,
+                2.0,
+                -2.0,
+                -3.0,
+                -4.0,
+                -5.0,
+                -6.0,
+                -7.0,
+                -8.0,
+                -9.0,
+            ),
+            lesson=3.0,
+            meaning="f = u·u²",
+        ),
     ),
     constraints=(
         ("the loss is not zero", lambda g: g["w"] * g["x"] + g["b"] != g["target"]),
@@ -42,10 +92,26 @@ SPEC = ExerciseSpec(
     ),
     program=program,
     parts=(
-        Part("y_value", "y", "forward", "y = w·x + b.", "w·x + b", of=("y",),
-             solution="w * x + b", title="the prediction y"),
-        Part("loss", "loss", "forward", "loss = (y - target)².", "(y − target)²",
-             of=("loss",), solution="(y_value - target) ** 2", title="the loss"),
+        Part(
+            "y_value",
+            "y",
+            "forward",
+            "y = w·x + b.",
+            "w·x + b",
+            of=("y",),
+            solution="w * x + b",
+            title="the prediction y",
+        ),
+        Part(
+            "loss",
+            "loss",
+            "forward",
+            "loss = (y - target)².",
+            "(y − target)²",
+            of=("loss",),
+            solution="(y_value - target) ** 2",
+            title="the loss",
+        ),
         Part(
             "dL_dy",
             "dL/dy",
@@ -99,10 +165,18 @@ SPEC = ExerciseSpec(
             of=("f", "u_direct"),
             solution="u**2",
             mistakes=(
-                ("other_path", "2 * u ** 2", "That is the share through sq = u²; the direct "
-                 "path's share is the other factor, sq = u²."),
-                ("total", "3 * u ** 2", "That is the total over both paths; this part asks "
-                 "for the direct path's share alone."),
+                (
+                    "other_path",
+                    "2 * u ** 2",
+                    "That is the share through sq = u²; the direct "
+                    "path's share is the other factor, sq = u².",
+                ),
+                (
+                    "total",
+                    "3 * u ** 2",
+                    "That is the total over both paths; this part asks "
+                    "for the direct path's share alone.",
+                ),
             ),
             title="paths add up: the direct path's share",
         ),
@@ -115,10 +189,16 @@ SPEC = ExerciseSpec(
             of=("f", "u_via_sq"),
             solution="u * 2 * u",
             mistakes=(
-                ("other_path", "u ** 2", "That is the direct path's share; through sq it is "
-                 "df/dsq × dsq/du = u × 2u."),
-                ("slope_alone", "2 * u", "That is dsq/du alone: multiply it by df/dsq = u, the "
-                 "other factor of f."),
+                (
+                    "other_path",
+                    "u ** 2",
+                    "That is the direct path's share; through sq it is df/dsq × dsq/du = u × 2u.",
+                ),
+                (
+                    "slope_alone",
+                    "2 * u",
+                    "That is dsq/du alone: multiply it by df/dsq = u, the other factor of f.",
+                ),
             ),
             title="paths add up: the share through the square",
         ),
@@ -131,12 +211,23 @@ SPEC = ExerciseSpec(
             of=("f", "u"),
             solution="share_direct + share_sq",
             mistakes=(
-                ("one_path", "u ** 2", "You followed one path only (the direct one): add the "
-                 "share through sq, u × 2u."),
-                ("one_path", "2 * u ** 2", "You followed one path only (through sq): add the "
-                 "direct path's share, sq = u²."),
-                ("multiplied", "2 * u ** 4", "The shares of two paths add up; they do not "
-                 "multiply."),
+                (
+                    "one_path",
+                    "u ** 2",
+                    "You followed one path only (the direct one): add the "
+                    "share through sq, u × 2u.",
+                ),
+                (
+                    "one_path",
+                    "2 * u ** 2",
+                    "You followed one path only (through sq): add the "
+                    "direct path's share, sq = u².",
+                ),
+                (
+                    "multiplied",
+                    "2 * u ** 4",
+                    "The shares of two paths add up; they do not multiply.",
+                ),
             ),
             title="paths add up: the total",
         ),
@@ -149,10 +240,18 @@ SPEC = ExerciseSpec(
             of=("f_detached", "u"),
             solution="share_direct",
             mistakes=(
-                ("both_paths", "3 * u ** 2", "The detached path sends nothing back: only the "
-                 "direct path's share, sq = u², reaches u.grad."),
-                ("wrong_path", "2 * u ** 2", "It is the path through sq that is cut: what is "
-                 "left is the direct path's share, sq = u²."),
+                (
+                    "both_paths",
+                    "3 * u ** 2",
+                    "The detached path sends nothing back: only the "
+                    "direct path's share, sq = u², reaches u.grad.",
+                ),
+                (
+                    "wrong_path",
+                    "2 * u ** 2",
+                    "It is the path through sq that is cut: what is "
+                    "left is the direct path's share, sq = u².",
+                ),
             ),
             title="a detached path drops its share",
         ),

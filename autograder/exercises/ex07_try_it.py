@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autograder.core.spec import ExerciseSpec, Given, Part, given, pairwise_different, slope, upstream, value
+from autograder.core.spec import (
+    ExerciseSpec,
+    Given,
+    Part,
+    given,
+    pairwise_different,
+    slope,
+    upstream,
+    value,
+)
 
 if TYPE_CHECKING:
     from autograder.core.engine import Tape
@@ -27,12 +36,42 @@ SPEC = ExerciseSpec(
     title="Try it",
     lesson="07_try_it",
     givens=(
-        Given("x_cubic", (4.0, 2.0, 3.0, 5.0, 6.0, -2.0, -3.0, -4.0, -5.0), lesson=4.0, meaning="warm-up point"),
-        Given("x", (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -2.0, -3.0, -4.0, -5.0, -6.0), lesson=2.0, meaning="input"),
-        Given("w", (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 2.0, -2.0, -3.0, -4.0, -5.0, -6.0), lesson=3.0, meaning="weight"),
-        Given("b", (-1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0), lesson=-1.0, meaning="bias"),
-        Given("w2", (0.5, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9, 1.5, 2.5, 1.2), lesson=0.5, meaning="second weight"),
-        Given("target", (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0), lesson=2.0, meaning="target"),
+        Given(
+            "x_cubic",
+            (4.0, 2.0, 3.0, 5.0, 6.0, -2.0, -3.0, -4.0, -5.0),
+            lesson=4.0,
+            meaning="warm-up point",
+        ),
+        Given(
+            "x",
+            (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -2.0, -3.0, -4.0, -5.0, -6.0),
+            lesson=2.0,
+            meaning="input",
+        ),
+        Given(
+            "w",
+            (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 2.0, -2.0, -3.0, -4.0, -5.0, -6.0),
+            lesson=3.0,
+            meaning="weight",
+        ),
+        Given(
+            "b",
+            (-1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0),
+            lesson=-1.0,
+            meaning="bias",
+        ),
+        Given(
+            "w2",
+            (0.5, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9, 1.5, 2.5, 1.2),
+            lesson=0.5,
+            meaning="second weight",
+        ),
+        Given(
+            "target",
+            (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0),
+            lesson=2.0,
+            meaning="target",
+        ),
     ),
     constraints=(
         ("the ReLU is open: h = w·x + b > 0", lambda g: g["w"] * g["x"] + g["b"] > 0),
@@ -87,8 +126,16 @@ SPEC = ExerciseSpec(
             solution="a = max(w * x + b, 0)\nw2 * a",
             title="the output",
         ),
-        Part("L", "L", "forward", "L = (out - target)².", "(out − target)²", of=("L",),
-             solution="(out - target) ** 2", title="the loss"),
+        Part(
+            "L",
+            "L",
+            "forward",
+            "L = (out - target)².",
+            "(out − target)²",
+            of=("L",),
+            solution="(out - target) ** 2",
+            title="the loss",
+        ),
         Part(
             "dL_dout",
             "dL/dout",

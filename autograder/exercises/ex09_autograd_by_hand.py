@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from autograder.answers.classes import ClassTask
-from autograder.core.spec import ExerciseSpec, Given, Part, given, pairwise_different, slope, value
 from autograder.answers.value_graphs import ALL_OPS
+from autograder.core.spec import ExerciseSpec, Given, Part, given, pairwise_different, slope, value
 
 if TYPE_CHECKING:
     from autograder.core.engine import Tape
@@ -42,12 +42,66 @@ SPEC = ExerciseSpec(
     title="Autograd by hand",
     lesson="09_autograd_by_hand",
     givens=(
-        Given("x", (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0), lesson=2.0, meaning="input"),
-        Given("w", (3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 2.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0,
-             -8.0, -9.0), lesson=3.0, meaning="weight"),
-        Given("b", (-1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, -2.0, -3.0, -4.0, -5.0,
-             -6.0, -7.0, -8.0, -9.0), lesson=-1.0, meaning="bias"),
-        Given("y", (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0), lesson=2.0, meaning="target"),
+        Given(
+            "x",
+            (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0),
+            lesson=2.0,
+            meaning="input",
+        ),
+        Given(
+            "w",
+            (
+                3.0,
+                4.0,
+                5.0,
+                6.0,
+                7.0,
+                8.0,
+                9.0,
+                2.0,
+                -2.0,
+                -3.0,
+                -4.0,
+                -5.0,
+                -6.0,
+                -7.0,
+                -8.0,
+                -9.0,
+            ),
+            lesson=3.0,
+            meaning="weight",
+        ),
+        Given(
+            "b",
+            (
+                -1.0,
+                1.0,
+                2.0,
+                3.0,
+                4.0,
+                5.0,
+                6.0,
+                7.0,
+                8.0,
+                9.0,
+                -2.0,
+                -3.0,
+                -4.0,
+                -5.0,
+                -6.0,
+                -7.0,
+                -8.0,
+                -9.0,
+            ),
+            lesson=-1.0,
+            meaning="bias",
+        ),
+        Given(
+            "y",
+            (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0),
+            lesson=2.0,
+            meaning="target",
+        ),
     ),
     constraints=(
         ("the ReLU is open: h = w·x + b > 0", lambda g: g["w"] * g["x"] + g["b"] > 0),
@@ -57,40 +111,63 @@ SPEC = ExerciseSpec(
     program=program,
     parts=(
         _class_part(
-            "value_add", 2, "addition, with Values and numbers, and unary minus",
+            "value_add",
+            2,
+            "addition, with Values and numbers, and unary minus",
             ClassTask(
-                "Value", "Value with +, unary - and backward()", ADD,
+                "Value",
+                "Value with +, unary - and backward()",
+                ADD,
                 "+ passes its gradient to both sides unchanged; unary - multiplies it by -1; "
                 "backward() sets the output's grad to 1 and runs every _backward in reverse "
                 "topological order.",
             ),
         ),
         _class_part(
-            "value_mul", 2, "multiplication and subtraction",
+            "value_mul",
+            2,
+            "multiplication and subtraction",
             ClassTask(
-                "Value", "Value with *, - (both sides)", MUL,
+                "Value",
+                "Value with *, - (both sides)",
+                MUL,
                 "Each side of a * b gets the other side's value times out.grad; a - b sends "
                 "+out.grad to a and -out.grad to b. With a number on the left, Python calls "
                 "__rmul__ / __rsub__.",
             ),
         ),
         _class_part(
-            "value_pow", 1, "powers with a number exponent",
+            "value_pow",
+            1,
+            "powers with a number exponent",
             ClassTask(
-                "Value", "Value with ** (a number exponent)", POW,
+                "Value",
+                "Value with ** (a number exponent)",
+                POW,
                 "The slope of x**n is n * x**(n - 1).",
             ),
         ),
         _class_part(
-            "value_relu", 2, "ReLU, and everything together",
+            "value_relu",
+            2,
+            "ReLU, and everything together",
             ClassTask(
-                "Value", "Value with .relu(), on graphs of every operation", ALL_OPS,
+                "Value",
+                "Value with .relu(), on graphs of every operation",
+                ALL_OPS,
                 "ReLU's slope is 1 where its input was positive, 0 elsewhere.",
             ),
         ),
-        Part("L", "L", "forward", "h = w·x + b, a = ReLU(h), L = (a - y)².", "(a − y)²",
-             of=("L",), solution="a = max(w * x + b, 0)\n(a - y) ** 2",
-             title="the neuron's loss"),
+        Part(
+            "L",
+            "L",
+            "forward",
+            "h = w·x + b, a = ReLU(h), L = (a - y)².",
+            "(a − y)²",
+            of=("L",),
+            solution="a = max(w * x + b, 0)\n(a - y) ** 2",
+            title="the neuron's loss",
+        ),
         Part(
             "dL_dw",
             "dL/dw",

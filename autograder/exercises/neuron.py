@@ -26,12 +26,36 @@ def neuron(t: Tape) -> None:
 def forward_parts(a_hint: str, loss_hint: str) -> tuple[Part, ...]:
     """Parts: h, a and L."""
     return (
-        Part("h", "h", "forward", "h = w·x + b.", "w·x + b", of=("h",), solution="w * x + b",
-             title="the pre-activation h"),
-        Part("a", "a", "forward", a_hint, "ReLU(h) = max(h, 0)", of=("a",),
-             solution="max(h, 0)", title="the activation a"),
-        Part("L", "L", "forward", loss_hint, "(a − y)²", of=("L",), solution="(a - y) ** 2",
-             title="the loss L"),
+        Part(
+            "h",
+            "h",
+            "forward",
+            "h = w·x + b.",
+            "w·x + b",
+            of=("h",),
+            solution="w * x + b",
+            title="the pre-activation h",
+        ),
+        Part(
+            "a",
+            "a",
+            "forward",
+            a_hint,
+            "ReLU(h) = max(h, 0)",
+            of=("a",),
+            solution="max(h, 0)",
+            title="the activation a",
+        ),
+        Part(
+            "L",
+            "L",
+            "forward",
+            loss_hint,
+            "(a − y)²",
+            of=("L",),
+            solution="(a - y) ** 2",
+            title="the loss L",
+        ),
     )
 
 
