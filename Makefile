@@ -27,15 +27,40 @@ lab: $(STAMP)  ## set up everything, then start JupyterLab on the course (prints
 	  --ServerApp.ip=127.0.0.1 $(ROOT_FLAG) \
 	  --ServerApp.default_url=/lab/tree/course/01_what_a_gradient_is.ipynb
 
-test: $(STAMP) system axe $(HUB)/node_modules lint typecheck  ## set up everything, then run every check and test
+# `make test` runs its four phases side by side (make -j), each printed whole when it ends
+# (--output-sync), and fails when any of them fails (-k: the others still run to the end):
+#   checks     lint, mypy and the generated-file checks
+#   pytest     the suite on $(WORKERS) pytest-xdist workers (tests/conftest.py groups the
+#              tests that share a fixture); the hub test apart: one sync Playwright a process
+#   hub        the JupyterHub class end to end
+#   notebooks  nbval over the lessons and the exercises
+WORKERS ?= 4
+TEST_PHASES := test-checks test-pytest test-hub test-notebooks-course test-notebooks-exercises
+.PHONY: $(TEST_PHASES)
+
+test: $(STAMP) system axe $(HUB)/node_modules  ## set up everything, then run every check and test
+	@$(MAKE) --no-print-directory -k -j$(words $(TEST_PHASES)) --output-sync=target $(TEST_PHASES) \
+	  && echo "make test: every phase passed" \
+	  || { echo "make test: a phase failed (its output is above)"; exit 1; }
+
+test-checks: lint typecheck
 	$(BIN)/python -m autograder.authoring.notebooks --check
 	$(BIN)/python -m autograder.authoring.docs --check
 	$(BIN)/python -m autograder.authoring.release --check
 	$(BIN)/python -m autograder.authoring.hygiene --check course/*.ipynb solutions/*/*.ipynb exercises/*/*.ipynb
-	$(BIN)/pytest tests --ignore=tests/hub
+
+test-pytest: $(STAMP)
+	$(BIN)/pytest tests --ignore=tests/hub -n $(WORKERS) --dist loadgroup --no-loadscope-reorder
+
+test-hub: $(STAMP)
 	@# the hub test drives its own Playwright: one sync Playwright per process
 	$(BIN)/pytest tests/hub
-	$(MAKE) --no-print-directory notebooks
+
+test-notebooks-course: $(STAMP)
+	$(BIN)/pytest -p no:cacheprovider --nbval course --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+test-notebooks-exercises: $(STAMP)
+	$(BIN)/pytest -p no:cacheprovider --nbval-lax solutions exercises
 
 unit: $(STAMP)  ## the test suite without the browser tests
 	$(BIN)/pytest tests --ignore=tests/browser --ignore=tests/hub
@@ -45,8 +70,7 @@ browser: $(STAMP) system axe $(HUB)/node_modules  ## the JupyterLab and JupyterH
 	$(BIN)/pytest tests/hub -m browser
 
 notebooks: $(STAMP)  ## execute every notebook with nbval (lessons: outputs compared)
-	$(BIN)/pytest -p no:cacheprovider --nbval course --nbval-sanitize-with tests/nbval_sanitize.cfg
-	$(BIN)/pytest -p no:cacheprovider --nbval-lax solutions exercises
+	$(MAKE) --no-print-directory test-notebooks-course test-notebooks-exercises
 
 system:  ## install bubblewrap (grading sandbox) and Chromium (browser tests) if missing
 	@bash tools/install_system_packages.sh

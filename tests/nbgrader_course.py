@@ -32,10 +32,13 @@ conftest.py) and uses its `graded_course` fixture directly.
 from __future__ import annotations
 
 import csv
+import fcntl
+import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -224,10 +227,44 @@ def grade_sample_class(
 _CACHE: dict[str, GradedCourse] = {}
 
 
+def _save(course: GradedCourse, path: Path) -> None:
+    shards = [
+        {"root": str(s.root), "assignments": s.assignments, "timings": s.timings}
+        for s in course.shards
+    ]
+    record = {"shards": shards, "grades_csv": str(course.grades_csv), "timings": course.timings}
+    path.write_text(json.dumps(record))
+
+
+def _load(path: Path) -> GradedCourse:
+    record = json.loads(path.read_text())
+    shards = [
+        CourseShard(Path(s["root"]), list(s["assignments"]), dict(s["timings"]))
+        for s in record["shards"]
+    ]
+    return GradedCourse(shards, Path(record["grades_csv"]), dict(record["timings"]))
+
+
 def shared_graded_course(tmp_path_factory: pytest.TempPathFactory) -> GradedCourse:
-    """The sample class graded once per test session (the first caller pays for it)."""
-    if "course" not in _CACHE:
+    """The sample class graded once per test session (the first caller pays for it).
+
+    Under pytest-xdist the workers of one run share it too: the first to ask grades it in
+    the run's common temporary folder under a file lock, and records where it landed; the
+    others wait on the lock and read that record. A run that failed is not recorded: the
+    next worker to ask grades again (and fails with the same log)."""
+    if "course" in _CACHE:
+        return _CACHE["course"]
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
         _CACHE["course"] = grade_sample_class(tmp_path_factory.mktemp("nbgrader_course"))
+        return _CACHE["course"]
+    common = tmp_path_factory.getbasetemp().parent  # one per run, shared by its workers
+    record = common / "nbgrader_course.json"
+    with open(common / "nbgrader_course.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not record.exists():
+            workdir = Path(tempfile.mkdtemp(prefix="nbgrader_course-", dir=common))
+            _save(grade_sample_class(workdir), record)
+        _CACHE["course"] = _load(record)
     return _CACHE["course"]
 
 
