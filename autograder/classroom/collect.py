@@ -16,6 +16,16 @@ beside the destination and renamed into place, so no grader sees half a submissi
 A folder is collected once it is complete (timestamp.txt and submission_secret.txt, which
 `nbgrader submit` writes last) and unchanged over two looks; each version of a student's
 newest submission is decided, and reported, once.
+
+The submission time is when the hand-in arrived, as the filesystem says it: the newest
+status change (ctime) of the folder and of everything in it, which no user can set back.
+It is written to the collected timestamp.txt (what nbgrader's late penalties read), and a
+hand-in whose name and timestamp.txt claim a time more than ARRIVAL_TOLERANCE away from its
+arrival is refused. A hand-in from a student not on the roster, or one that cannot be graded
+(a notebook of the assignment missing or misnamed, or not a readable notebook) is refused
+too, so it never replaces the last good one. Every refused hand-in is kept with its reason
+in the course's private state, and its student is told in a feedback page
+(`autograder.classroom.handin`).
 """
 
 from __future__ import annotations
@@ -38,7 +48,17 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import parse_utc
 from traitlets.config import Config
 
+from autograder.classroom.handin import (
+    GradebookFacts,
+    keep_refused,
+    lateness,
+    read_facts,
+    refusal_page,
+    tell_student,
+    utc_text,
+)
 from autograder.grading.budgets import Budgets
+from autograder.grading.preparation import read_submitted_notebook
 from autograder.grading.submissions import (
     MAX_DEPTH,
     SubmissionError,
@@ -52,6 +72,9 @@ from autograder.grading.submissions import (
 COMPLETE = ("timestamp.txt", "submission_secret.txt")  # written last by `nbgrader submit`
 INCOMPLETE_AFTER = 30.0  # seconds an unchanged folder may stay incomplete before it is reported
 KNOWN_REFRESH = 10.0  # seconds between gradebook looks for an unknown assignment
+ARRIVAL_TOLERANCE = 300.0  # seconds a hand-in's claimed time may differ from its arrival
+MAX_TOLD = 50  # notebooks of a refused hand-in given a feedback page, at most
+NBGRADER_TIME = "%Y-%m-%d %H:%M:%S.%f UTC"  # how `nbgrader submit` writes a timestamp
 
 
 @dataclass(frozen=True)
@@ -93,9 +116,25 @@ class CopyState:
     """What one copy has spent of the submission's budgets."""
 
     owner: int | None  # every entry's owner must be this uid (None: not checked)
+    arrived_ns: int = 0  # the newest status change seen, in ns since the epoch
     files: int = 0
     bytes: int = 0
     skipped: list[str] = field(default_factory=list)
+
+
+class Ungradable(SubmissionError):
+    """A hand-in that passed the safety checks but cannot be graded; `copy` is its checked
+    copy, kept with the reason."""
+
+    def __init__(self, reason: str, copy: Path) -> None:
+        super().__init__(reason)
+        self.copy = copy
+
+
+def arrival_time(ns: int) -> datetime.datetime:
+    """A filesystem time (ns since the epoch) as nbgrader's naive UTC."""
+    moment = datetime.datetime.fromtimestamp(ns / 1e9, datetime.UTC)
+    return moment.replace(tzinfo=None)
 
 
 class ExchangeCollector:
@@ -114,6 +153,7 @@ class ExchangeCollector:
         self.coursedir = CourseDirectory(config=merged)
         exchange = ExchangeCollect(coursedir=self.coursedir, config=merged)
         self.check_owner = bool(exchange.check_owner)
+        self.rostered = not bool(merged.Autograde.get("create_student", True))
         self.before_duedate = bool(exchange.before_duedate)
         self.inbound = Path(exchange.root) / self.coursedir.course_id / "inbound"
         self.budgets = Budgets(config=merged)
@@ -125,7 +165,18 @@ class ExchangeCollector:
         self._pending: dict[str, tuple[tuple[object, ...], float]] = {}  # name -> version, since
         self._reported: set[str] = set()
         self._names: dict[str, Inbound | None] = {}  # inbound name -> parsed (names never change)
-        self.submitted_at: dict[str, float] = {}  # student/assignment -> its submit time
+        self._facts: GradebookFacts | None = None
+        self._facts_at = -KNOWN_REFRESH
+        self.submitted_at: dict[str, float] = {}  # student/assignment -> its arrival time
+
+    def facts(self, assignment: str) -> GradebookFacts:
+        """The gradebook's notebooks, due dates and roster (read again every KNOWN_REFRESH
+        seconds, or when `assignment` is new to it)."""
+        stale = time.monotonic() - self._facts_at > KNOWN_REFRESH
+        if self._facts is None or stale and assignment not in self._facts.notebooks:
+            self._facts = read_facts(self.coursedir, self.rostered)
+            self._facts_at = time.monotonic()
+        return self._facts
 
     def problem(self) -> str | None:
         """Why this course's exchange cannot be collected from (None: it can)."""
@@ -218,18 +269,70 @@ class ExchangeCollector:
             collected = self.collect(record)
         except (SubmissionError, OSError) as error:
             self._decided[record.name] = (version, "refused")
-            if isinstance(error, SubmissionError):
-                return "refused", [f"REFUSED {record.key} ({where}): {error}"]
-            return "refused", [f"FAILED to collect {record.key} ({where}): {error}"]
+            kind = "REFUSED" if isinstance(error, SubmissionError) else "FAILED to collect"
+            return "refused", [
+                f"{kind} {record.key} ({where}): {error}",
+                *self.refused(record, error),
+            ]
         self._decided[record.name] = (version, "done")
         if collected is None:
             return "done", []
-        self.submitted_at[record.key] = record.timestamp.replace(tzinfo=datetime.UTC).timestamp()
-        line = f"collected {record.key} submitted {record.timestamp:%Y-%m-%d %H:%M:%S} UTC"
+        arrived = arrival_time(collected.arrived_ns)
+        self.submitted_at[record.key] = collected.arrived_ns / 1e9
+        line = f"collected {record.key} arrived {utc_text(arrived)}"
+        late = lateness(arrived, self.facts(record.assignment).duedates.get(record.assignment))
+        if late:
+            line += f", {late}"
         if collected.skipped:
             left_out = ", ".join(collected.skipped)
             line += f" (left out, over CourseDirectory.max_file_size: {left_out})"
         return "done", [line]
+
+    def refused(self, record: Inbound, error: Exception) -> list[str]:
+        """Keep a refused hand-in with its reason, and tell its student (when the folder is
+        theirs) in a feedback page; the lines to print."""
+        lines: list[str] = []
+        copy = error.copy if isinstance(error, Ungradable) else None
+        try:
+            kept = keep_refused(Path(self.coursedir.root), record.name, str(error), copy)
+            lines.append(f"  kept with its reason in {kept}")
+        except OSError as failure:
+            lines.append(f"  FAILED to keep the refused hand-in: {failure}")
+        if copy is not None and copy.exists():
+            shutil.rmtree(copy, ignore_errors=True)
+        try:
+            told = self._tell(record, str(error))
+        except (SubmissionError, OSError, UnicodeDecodeError) as failure:
+            return [*lines, f"  the student was not told: {failure}"]
+        if told:
+            lines.append(f"  the student was told in {told} feedback page(s)")
+        return lines
+
+    def _tell(self, record: Inbound, reason: str) -> int:
+        """Release the refusal page for `record`'s notebooks; how many pages."""
+        source = self.inbound / record.name
+        fd = open_no_follow(source, os.O_RDONLY | os.O_DIRECTORY, "not a folder one may open")
+        try:
+            if self.check_owner and owner_name(os.fstat(fd).st_uid) != record.student:
+                return 0  # a folder under someone else's name: its maker is not told
+            secret = read_file(Path("submission_secret.txt"), 1000, dir_fd=fd).decode()
+            notebooks = sorted(
+                entry.name.removesuffix(".ipynb")
+                for entry in os.scandir(fd)
+                if entry.name.endswith(".ipynb")
+            )[:MAX_TOLD]
+        finally:
+            os.close(fd)
+        try:
+            standing = self.existing_timestamp(self.destination(record))
+        except SubmissionError:
+            standing = None
+        info = os.lstat(source)
+        arrived = utc_text(arrival_time(max(info.st_ctime_ns, info.st_mtime_ns)))
+        page = refusal_page(
+            record.assignment, arrived, reason, utc_text(standing) if standing else None
+        )
+        return tell_student(self.inbound.parent / "feedback", secret, notebooks, page)
 
     def destination(self, record: Inbound) -> Path:
         step = self.coursedir.submitted_directory
@@ -255,6 +358,12 @@ class ExchangeCollector:
         Raises SubmissionError (refused, with why) or OSError; nothing is left half-copied.
         """
         check_student_name(record.student)
+        roster = self.facts(record.assignment).roster
+        if roster is not None and record.student not in roster:
+            raise SubmissionError(
+                f"{record.student} is not on the class roster (the gradebook's students, "
+                "as c.Autograde.create_student = False asks); refused"
+            )
         source = self.inbound / record.name
         if not all((source / name).is_file() for name in COMPLETE):
             raise SubmissionError(
@@ -285,15 +394,20 @@ class ExchangeCollector:
         staging = dest.parent / f".collecting-{record.assignment}-{secrets.token_hex(4)}"
         staging.mkdir(mode=0o700)
         try:
-            state = CopyState(owner if self.check_owner else None)
+            state = CopyState(owner if self.check_owner else None, os.fstat(fd).st_ctime_ns)
             self._copy_folder(fd, staging, Path("."), state)
+            state.arrived_ns = max(state.arrived_ns, os.fstat(fd).st_ctime_ns)
             self._check_timestamp(staging, record)
+            self._check_arrival(staging, record, state)
+            self._check_gradable(staging, record)
             staging.chmod(0o755)
             replaced = None
             if os.path.lexists(dest):
                 replaced = dest.parent / f".replaced-{record.assignment}-{secrets.token_hex(4)}"
                 os.rename(dest, replaced)
             os.rename(staging, dest)
+        except Ungradable:
+            raise  # the caller keeps the copy with the reason
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -311,6 +425,34 @@ class ExchangeCollector:
         if not same:
             raise SubmissionError(f"timestamp.txt says {stamp[:40]!r}, unlike the folder's name")
 
+    @staticmethod
+    def _check_arrival(staging: Path, record: Inbound, state: CopyState) -> None:
+        """Refuse a claimed time far from the arrival; record the arrival as the time."""
+        arrived = arrival_time(state.arrived_ns)
+        if abs((arrived - record.timestamp).total_seconds()) > ARRIVAL_TOLERANCE:
+            raise SubmissionError(
+                f"named and stamped {utc_text(record.timestamp)} but arrived "
+                f"{utc_text(arrived)} (the filesystem's time); refused"
+            )
+        (staging / "timestamp.txt").write_text(f"{arrived:{NBGRADER_TIME}}")
+
+    def _check_gradable(self, staging: Path, record: Inbound) -> None:
+        """Ungradable (with the copy) unless every notebook of the assignment is there and
+        reads as a notebook."""
+        expected = self.facts(record.assignment).notebooks.get(record.assignment, [])
+        found = sorted(p.name for p in staging.glob("*.ipynb"))
+        try:
+            for notebook in expected:
+                path = staging / f"{notebook}.ipynb"
+                if not path.is_file():
+                    raise SubmissionError(
+                        f"{notebook}.ipynb is missing (found {', '.join(found) or 'no notebook'};"
+                        " rename the notebook to the assignment's name and submit again)"
+                    )
+                read_submitted_notebook(path, self.budgets)
+        except SubmissionError as error:
+            raise Ungradable(f"cannot be graded: {error}", staging) from None
+
     def _copy_folder(self, fd: int, dest: Path, where: Path, state: CopyState) -> None:
         """Copy the open folder `fd` into `dest`, as nbgrader's copy (ignore, include,
         max_file_size), never following a link, within the budgets."""
@@ -322,6 +464,7 @@ class ExchangeCollector:
             if any(fnmatch.fnmatch(name, glob) for glob in coursedir.ignore or []):
                 continue
             info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            state.arrived_ns = max(state.arrived_ns, info.st_ctime_ns)
             if state.owner is not None and info.st_uid != state.owner:
                 raise SubmissionError(f"{path} belongs to {owner_name(info.st_uid)}; refused")
             if stat.S_ISDIR(info.st_mode):
@@ -345,6 +488,8 @@ class ExchangeCollector:
                 continue
             limit = int(self.budgets.max_submission_mb * 1e6) - state.bytes
             data = read_file(Path(name), limit, dir_fd=fd)
+            after = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            state.arrived_ns = max(state.arrived_ns, after.st_ctime_ns)  # written meanwhile
             state.files += 1
             state.bytes += len(data)
             if state.files > self.budgets.max_submission_files:
