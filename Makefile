@@ -54,11 +54,12 @@ system:  ## install bubblewrap (grading sandbox) and Chromium (browser tests) if
 axe:  ## install axe-core from npm into tools/axe (the browser suite's accessibility checks)
 	@bash tools/install_axe.sh
 
-lint: $(STAMP)  ## ruff lint and format check
+lint: $(STAMP)  ## ruff lint and format check; the import contracts (layers, no circles)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
-typecheck: $(STAMP)  ## mypy --strict on the two packages
+typecheck: $(STAMP)  ## mypy --strict on the packages
 	$(BIN)/mypy
 
 exercises: $(STAMP)  ## regenerate exercises/ from solutions/ with nbgrader
