@@ -23,6 +23,7 @@ import pytest
 
 from autograder.authoring.sample_class import expected_scores, make_course, submit_sample_class
 from autograder.classroom.report import NO_DIAGNOSIS, build
+from autograder.core.givens import PUBLIC
 from autograder.grading.runner import Grader
 from autograder.grading.trusted import givens_for
 
@@ -86,7 +87,7 @@ def test_mistakes_by_kind_with_counts_and_examples(course: Path) -> None:
         assert sorted(m.count for m in mistakes) == [1, 1, 1]
         assert len({m.kind for m in mistakes}) == 3 and dee_kinds < {m.kind for m in mistakes}
     # ben: dL_da = a - y, with his own numbers (drawn from his name)
-    given = givens_for(A03, "ben")
+    given = givens_for(A03, "ben", PUBLIC)  # the sample class is on the public seed
     a = max(given["w"] * given["x"] + given["b"], 0.0)
     examples = [m.example for m in parts["correct_dL_da"].mistakes]
     assert f"dL_da = {a - given['y']:.1f}" in examples, examples
