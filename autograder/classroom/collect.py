@@ -165,17 +165,14 @@ class ExchangeCollector:
         self._pending: dict[str, tuple[tuple[object, ...], float]] = {}  # name -> version, since
         self._reported: set[str] = set()
         self._names: dict[str, Inbound | None] = {}  # inbound name -> parsed (names never change)
-        self._facts: GradebookFacts | None = None
-        self._facts_at = -KNOWN_REFRESH
+        self._facts: GradebookFacts | None = None  # read for the hand-in being decided
         self.submitted_at: dict[str, float] = {}  # student/assignment -> its arrival time
 
-    def facts(self, assignment: str) -> GradebookFacts:
-        """The gradebook's notebooks, due dates and roster (read again every KNOWN_REFRESH
-        seconds, or when `assignment` is new to it)."""
-        stale = time.monotonic() - self._facts_at > KNOWN_REFRESH
-        if self._facts is None or stale and assignment not in self._facts.notebooks:
+    def facts(self) -> GradebookFacts:
+        """The gradebook's notebooks, due dates and roster, read once per hand-in decided
+        (a due date or a student added meanwhile counts at once)."""
+        if self._facts is None:
             self._facts = read_facts(self.coursedir, self.rostered)
-            self._facts_at = time.monotonic()
         return self._facts
 
     def problem(self) -> str | None:
@@ -234,14 +231,22 @@ class ExchangeCollector:
             if served:
                 by_key.setdefault(record.key, []).append(record)
         for _, records in sorted(by_key.items()):
-            # The newest first; past a refused one (a forgery under the student's name,
-            # say), the next newest, so no one can block a student's hand-ins.
-            for record in sorted(records, key=lambda r: r.timestamp, reverse=True):
+            # The newest arrival first (never the newest claim: names can lie); past a
+            # refused one (a forgery under the student's name, say), the next newest, so
+            # no one can block a student's hand-ins.
+            for record in sorted(records, key=self._arrived_ns, reverse=True):
                 outcome, notes = self._consider(record)
                 messages += notes
                 if outcome != "refused":
                     break
         return messages
+
+    def _arrived_ns(self, record: Inbound) -> int:
+        """When the inbound folder last changed status (0: gone), in ns."""
+        try:
+            return os.lstat(self.inbound / record.name).st_ctime_ns
+        except OSError:
+            return 0
 
     def _consider(self, record: Inbound) -> tuple[str, list[str]]:
         """Decide one inbound folder, once per version: ("wait" | "refused" | "done",
@@ -264,6 +269,7 @@ class ExchangeCollector:
         if stat.S_ISDIR(info.st_mode) and not complete and waited < INCOMPLETE_AFTER:
             return "wait", []  # `nbgrader submit` may still be writing it
         del self._pending[record.name]
+        self._facts = None
         where = f"inbound/{record.name}"
         try:
             collected = self.collect(record)
@@ -280,7 +286,7 @@ class ExchangeCollector:
         arrived = arrival_time(collected.arrived_ns)
         self.submitted_at[record.key] = collected.arrived_ns / 1e9
         line = f"collected {record.key} arrived {utc_text(arrived)}"
-        late = lateness(arrived, self.facts(record.assignment).duedates.get(record.assignment))
+        late = lateness(arrived, self.facts().duedates.get(record.assignment))
         if late:
             line += f", {late}"
         if collected.skipped:
@@ -358,7 +364,7 @@ class ExchangeCollector:
         Raises SubmissionError (refused, with why) or OSError; nothing is left half-copied.
         """
         check_student_name(record.student)
-        roster = self.facts(record.assignment).roster
+        roster = self.facts().roster
         if roster is not None and record.student not in roster:
             raise SubmissionError(
                 f"{record.student} is not on the class roster (the gradebook's students, "
@@ -371,8 +377,8 @@ class ExchangeCollector:
             )
         dest = self.destination(record)
         existing = self.existing_timestamp(dest)
-        if existing is not None and record.timestamp <= existing:
-            return None
+        if existing is not None and arrival_time(self._arrived_ns(record)) <= existing:
+            return None  # arrived before what is collected (whatever its name claims)
         # What is checked below is what is copied.
         fd = open_no_follow(source, os.O_RDONLY | os.O_DIRECTORY, "not a folder one may open")
         try:
@@ -439,7 +445,7 @@ class ExchangeCollector:
     def _check_gradable(self, staging: Path, record: Inbound) -> None:
         """Ungradable (with the copy) unless every notebook of the assignment is there and
         reads as a notebook."""
-        expected = self.facts(record.assignment).notebooks.get(record.assignment, [])
+        expected = self.facts().notebooks.get(record.assignment, [])
         found = sorted(p.name for p in staging.glob("*.ipynb"))
         try:
             for notebook in expected:
