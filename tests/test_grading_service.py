@@ -415,20 +415,20 @@ def test_an_ungradable_hand_in_is_refused_told_and_escaped(
     assert service.next_line(f" {ME}/{ASSIGNMENT}").startswith(f"feedback {ME}/{ASSIGNMENT}")
     mine = service.course / "submitted" / ME / ASSIGNMENT
     good = (mine / f"{ASSIGNMENT}.ipynb").read_bytes()
-    evil = "\x1b[2J\x1b[Hgraded everyone 10\u202e.ipynb"
+    evil = "\x1bc\x1b7graded everyone 10\x08\x08\u202e.ipynb"  # reset, cursor, bidi
     student.submit_as(evil)
     refused = service.next_line(f"REFUSED {ME}/{ASSIGNMENT}")
     assert "cannot be graded" in refused and f"{ASSIGNMENT}.ipynb is missing" in refused
-    assert "\\x1b[2J\\x1b[Hgraded everyone 10\\u202e.ipynb" in refused, refused
+    assert "found \\x1bc\\x1b7graded everyone 10\\x08\\x08\\u202e.ipynb" in refused, refused
     # An inbound folder whose name is escape sequences: named, escaped.
     (service.exchange / COURSE_ID / "inbound" / "\x1b]0;owned\x07\x1b[1;1H").mkdir()
     ignored = service.next_line("ignoring inbound/")
-    assert "\\x1b]0;owned\\x07\\x1b[1;1H: not student+assignment" in ignored, ignored
+    assert "inbound/\\x1b]0;owned\\x07\\x1b[1;1H: not student+assignment" in ignored, ignored
     time.sleep(0.5)
     assert not [line for line in service.seen if "\x1b" in line or "\u202e" in line]
     assert (mine / f"{ASSIGNMENT}.ipynb").read_bytes() == good  # the good one stands
     pages = student.fetch_pages()
-    told = [text for name, text in pages.items() if name.endswith("graded everyone 10\u202e.html")]
+    told = [text for name, text in pages.items() if name.endswith("everyone 10\x08\x08\u202e.html")]
     assert told, sorted(pages)
     assert "this hand-in was not graded" in told[0] and f"{ASSIGNMENT}.ipynb is missing" in told[0]
     assert "stands: it is the one graded" in told[0]

@@ -140,3 +140,29 @@ def test_command_writes_html_with_plots_and_csv(course: Path) -> None:
     assert float(progress["ben"]["total"]) == expected[("ben", A03)] + expected[("ben", A06)]
     unknown = autograder("report", "99_nope", cwd=course)
     assert unknown.returncode == 2 and "not in the gradebook" in unknown.stderr
+
+
+def test_lateness_against_the_gradebooks_due_date(course: Path) -> None:
+    """The sample class handed in at 2026-03-16 17:30 UTC (timestamp.txt, as collected):
+    with a due date 90 minutes earlier, the report says each one late, by how much."""
+    import datetime
+
+    from nbgrader.api import Gradebook
+
+    url = f"sqlite:///{course / 'gradebook.db'}"
+    with Gradebook(url, "backward-course") as gb:
+        gb.update_or_create_assignment(A03, duedate=datetime.datetime(2026, 3, 16, 16, 0))
+    try:
+        rows = {row.student: row for row in build(course).progress}
+        assert rows["ada"].late == {A03: 5400.0}
+        assert rows["ada"].late_note == f"{A03} (late 1 h 30 min)"
+        result = autograder("report", A03, cwd=course)
+        assert result.returncode == 0, result.stderr
+        with open(course / "reports" / f"{A03}_progress.csv", newline="") as handle:
+            progress = {r["student"]: r for r in csv.DictReader(handle)}
+        assert progress["ben"]["late"] == f"{A03} (late 1 h 30 min)"
+        assert "late 1 h 30 min" in (course / "reports" / f"{A03}.html").read_text()
+    finally:
+        with Gradebook(url, "backward-course") as gb:
+            gb.update_or_create_assignment(A03, duedate=None)
+    assert build(course).progress[0].late == {}

@@ -25,7 +25,8 @@ arrival is refused. A hand-in from a student not on the roster, or one that cann
 (a notebook of the assignment missing or misnamed, or not a readable notebook) is refused
 too, so it never replaces the last good one. Every refused hand-in is kept with its reason
 in the course's private state, and its student is told in a feedback page
-(`autograder.classroom.handin`).
+(`autograder.classroom.handin` holds those rules; this module, a little over 400 lines,
+keeps the whole safe copy in one place so it can be read as one).
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ import copy
 import datetime
 import fnmatch
 import os
-import pwd
 import secrets
 import shutil
 import stat
@@ -50,15 +50,17 @@ from traitlets.config import Config
 
 from autograder.classroom.handin import (
     GradebookFacts,
-    keep_refused,
+    Refusals,
+    Ungradable,
+    arrival_time,
+    check_gradable,
     lateness,
+    owner_name,
     read_facts,
-    refusal_page,
-    tell_student,
+    record_arrival,
     utc_text,
 )
 from autograder.grading.budgets import Budgets
-from autograder.grading.preparation import read_submitted_notebook
 from autograder.grading.submissions import (
     MAX_DEPTH,
     SubmissionError,
@@ -73,8 +75,6 @@ COMPLETE = ("timestamp.txt", "submission_secret.txt")  # written last by `nbgrad
 INCOMPLETE_AFTER = 30.0  # seconds an unchanged folder may stay incomplete before it is reported
 KNOWN_REFRESH = 10.0  # seconds between gradebook looks for an unknown assignment
 ARRIVAL_TOLERANCE = 300.0  # seconds a hand-in's claimed time may differ from its arrival
-MAX_TOLD = 50  # notebooks of a refused hand-in given a feedback page, at most
-NBGRADER_TIME = "%Y-%m-%d %H:%M:%S.%f UTC"  # how `nbgrader submit` writes a timestamp
 
 
 @dataclass(frozen=True)
@@ -104,13 +104,6 @@ def parse_inbound_name(name: str) -> Inbound | None:
     return Inbound(name, parts[0], parts[1], timestamp)
 
 
-def owner_name(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return f"uid {uid}"
-
-
 @dataclass
 class CopyState:
     """What one copy has spent of the submission's budgets."""
@@ -120,21 +113,6 @@ class CopyState:
     files: int = 0
     bytes: int = 0
     skipped: list[str] = field(default_factory=list)
-
-
-class Ungradable(SubmissionError):
-    """A hand-in that passed the safety checks but cannot be graded; `copy` is its checked
-    copy, kept with the reason."""
-
-    def __init__(self, reason: str, copy: Path) -> None:
-        super().__init__(reason)
-        self.copy = copy
-
-
-def arrival_time(ns: int) -> datetime.datetime:
-    """A filesystem time (ns since the epoch) as nbgrader's naive UTC."""
-    moment = datetime.datetime.fromtimestamp(ns / 1e9, datetime.UTC)
-    return moment.replace(tzinfo=None)
 
 
 class ExchangeCollector:
@@ -156,6 +134,8 @@ class ExchangeCollector:
         self.rostered = not bool(merged.Autograde.get("create_student", True))
         self.before_duedate = bool(exchange.before_duedate)
         self.inbound = Path(exchange.root) / self.coursedir.course_id / "inbound"
+        outbound = self.inbound.parent / "feedback"  # where fetch_feedback looks
+        self.refusals = Refusals(Path(self.coursedir.root), outbound, self.check_owner)
         self.budgets = Budgets(config=merged)
         self.served = set(assignments or [])
         self._known_assignments = known_assignments
@@ -295,50 +275,15 @@ class ExchangeCollector:
         return "done", [line]
 
     def refused(self, record: Inbound, error: Exception) -> list[str]:
-        """Keep a refused hand-in with its reason, and tell its student (when the folder is
-        theirs) in a feedback page; the lines to print."""
-        lines: list[str] = []
-        copy = error.copy if isinstance(error, Ungradable) else None
-        try:
-            kept = keep_refused(Path(self.coursedir.root), record.name, str(error), copy)
-            lines.append(f"  kept with its reason in {kept}")
-        except OSError as failure:
-            lines.append(f"  FAILED to keep the refused hand-in: {failure}")
-        if copy is not None and copy.exists():
-            shutil.rmtree(copy, ignore_errors=True)
-        try:
-            told = self._tell(record, str(error))
-        except (SubmissionError, OSError, UnicodeDecodeError) as failure:
-            return [*lines, f"  the student was not told: {failure}"]
-        if told:
-            lines.append(f"  the student was told in {told} feedback page(s)")
-        return lines
-
-    def _tell(self, record: Inbound, reason: str) -> int:
-        """Release the refusal page for `record`'s notebooks; how many pages."""
-        source = self.inbound / record.name
-        fd = open_no_follow(source, os.O_RDONLY | os.O_DIRECTORY, "not a folder one may open")
-        try:
-            if self.check_owner and owner_name(os.fstat(fd).st_uid) != record.student:
-                return 0  # a folder under someone else's name: its maker is not told
-            secret = read_file(Path("submission_secret.txt"), 1000, dir_fd=fd).decode()
-            notebooks = sorted(
-                entry.name.removesuffix(".ipynb")
-                for entry in os.scandir(fd)
-                if entry.name.endswith(".ipynb")
-            )[:MAX_TOLD]
-        finally:
-            os.close(fd)
+        """Keep a refused hand-in with its reason and tell its student; the lines to print."""
         try:
             standing = self.existing_timestamp(self.destination(record))
-        except SubmissionError:
+        except (SubmissionError, OSError):
             standing = None
-        info = os.lstat(source)
-        arrived = utc_text(arrival_time(max(info.st_ctime_ns, info.st_mtime_ns)))
-        page = refusal_page(
-            record.assignment, arrived, reason, utc_text(standing) if standing else None
+        copy = error.copy if isinstance(error, Ungradable) else None
+        return self.refusals.refuse(
+            self.inbound / record.name, record.student, record.assignment, error, copy, standing
         )
-        return tell_student(self.inbound.parent / "feedback", secret, notebooks, page)
 
     def destination(self, record: Inbound) -> Path:
         step = self.coursedir.submitted_directory
@@ -404,8 +349,9 @@ class ExchangeCollector:
             self._copy_folder(fd, staging, Path("."), state)
             state.arrived_ns = max(state.arrived_ns, os.fstat(fd).st_ctime_ns)
             self._check_timestamp(staging, record)
-            self._check_arrival(staging, record, state)
-            self._check_gradable(staging, record)
+            record_arrival(staging, record.timestamp, state.arrived_ns, ARRIVAL_TOLERANCE)
+            expected = self.facts().notebooks.get(record.assignment, [])
+            check_gradable(staging, expected, self.budgets)
             staging.chmod(0o755)
             replaced = None
             if os.path.lexists(dest):
@@ -430,34 +376,6 @@ class ExchangeCollector:
             same = False
         if not same:
             raise SubmissionError(f"timestamp.txt says {stamp[:40]!r}, unlike the folder's name")
-
-    @staticmethod
-    def _check_arrival(staging: Path, record: Inbound, state: CopyState) -> None:
-        """Refuse a claimed time far from the arrival; record the arrival as the time."""
-        arrived = arrival_time(state.arrived_ns)
-        if abs((arrived - record.timestamp).total_seconds()) > ARRIVAL_TOLERANCE:
-            raise SubmissionError(
-                f"named and stamped {utc_text(record.timestamp)} but arrived "
-                f"{utc_text(arrived)} (the filesystem's time); refused"
-            )
-        (staging / "timestamp.txt").write_text(f"{arrived:{NBGRADER_TIME}}")
-
-    def _check_gradable(self, staging: Path, record: Inbound) -> None:
-        """Ungradable (with the copy) unless every notebook of the assignment is there and
-        reads as a notebook."""
-        expected = self.facts().notebooks.get(record.assignment, [])
-        found = sorted(p.name for p in staging.glob("*.ipynb"))
-        try:
-            for notebook in expected:
-                path = staging / f"{notebook}.ipynb"
-                if not path.is_file():
-                    raise SubmissionError(
-                        f"{notebook}.ipynb is missing (found {', '.join(found) or 'no notebook'};"
-                        " rename the notebook to the assignment's name and submit again)"
-                    )
-                read_submitted_notebook(path, self.budgets)
-        except SubmissionError as error:
-            raise Ungradable(f"cannot be graded: {error}", staging) from None
 
     def _copy_folder(self, fd: int, dest: Path, where: Path, state: CopyState) -> None:
         """Copy the open folder `fd` into `dest`, as nbgrader's copy (ignore, include,

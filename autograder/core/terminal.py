@@ -22,16 +22,8 @@ def _escape(char: str) -> str:
 
 def shown(text: object) -> str:
     """`text` safe to print on one terminal line: every control, format (bidi included)
-    or unassigned character, and the backslash that starts an escape, written as an escape."""
+    or unassigned character written as a Python escape (ESC as \\x1b)."""
     value = str(text)
-    if value.isascii() and value.isprintable() and "\\" not in value:
+    if value.isascii() and value.isprintable():
         return value  # the common case, at C speed
-    return "".join(
-        "\\\\" if char == "\\" else _escape(char) if unicodedata.category(char) in _UNSAFE else char
-        for char in value
-    )
-
-
-def shown_lines(text: object) -> str:
-    """Like `shown`, keeping the line breaks of a message made of several lines."""
-    return "\n".join(shown(line) for line in str(text).split("\n"))
+    return "".join(_escape(c) if unicodedata.category(c) in _UNSAFE else c for c in value)
