@@ -8,12 +8,12 @@
   readable, else `Ungradable` (with the checked copy);
 - `lateness`, `late_text`: how late an arrival is against a due date, as the service and
   the report say it.
-- `Refusals.refuse` → `keep_refused`: every refused hand-in is kept in the course's private state,
+- `Refusals.refuse`: every refused hand-in is kept in the course's private state,
   `.autograder/refused/<inbound name>/` (mode 0700), with `reason.txt` and, when it passed
-  the safety checks, the copy that was refused (`handin/`): nothing that arrived is lost.
-- `Refusals.refuse` → `tell_student`: a feedback page for the refused hand-in, released where `nbgrader
-  fetch_feedback` looks for that hand-in (the exchange's `feedback/<md5(secret +
-  notebook)>.html`), saying what was wrong and which hand-in stands.
+  the safety checks, the copy that was refused (`handin/`): nothing that arrived is lost;
+  and its student gets a feedback page, released where `nbgrader fetch_feedback` looks for
+  that hand-in (the exchange's `feedback/<md5(secret + notebook)>.html`), saying what was
+  wrong and which hand-in stands.
 """
 
 from __future__ import annotations
