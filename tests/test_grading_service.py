@@ -447,10 +447,11 @@ def test_a_late_hand_in_is_late_everywhere(service: Service, tmp_path: Path) -> 
     collected = service.next_line(f"collected {ME}/{ASSIGNMENT}")  # (past earlier lines)
     assert ", LATE by 3 h 00 min (due " in collected, collected
     graded = service.next_line(f" {ME}/{ASSIGNMENT}")
-    assert graded.startswith(f"graded {ME}/{ASSIGNMENT} 0/"), graded  # penalty "zero"
+    assert graded.startswith(f"graded {ME}/{ASSIGNMENT} "), graded
     with Gradebook(f"sqlite:///{service.course / 'gradebook.db'}", COURSE_ID) as gb:
         submission = gb.find_submission(ASSIGNMENT, ME)
         assert 3 * 3600 <= submission.total_seconds_late < 3 * 3600 + 120
-        assert submission.late_submission_penalty > 0
+        # penalty_method "zero": the whole score is taken off
+        assert submission.late_submission_penalty == submission.score > 0
     assert service.next_line(f" {ME}/{ASSIGNMENT}").startswith(f"feedback {ME}/{ASSIGNMENT}")
     assert "Late submission penalty" in student.fetch_feedback()
