@@ -148,6 +148,9 @@ def test_lateness_against_the_gradebooks_due_date(course: Path) -> None:
     import datetime
 
     from nbgrader.api import Gradebook
+    from nbgrader.utils import parse_utc
+
+    from autograder.classroom.handin import late_text
 
     url = f"sqlite:///{course / 'gradebook.db'}"
     with Gradebook(url, "backward-course") as gb:
@@ -160,7 +163,9 @@ def test_lateness_against_the_gradebooks_due_date(course: Path) -> None:
         assert result.returncode == 0, result.stderr
         with open(course / "reports" / f"{A03}_progress.csv", newline="") as handle:
             progress = {r["student"]: r for r in csv.DictReader(handle)}
-        assert progress["ben"]["late"] == f"{A03} (late 1 h 30 min)"
+        stamp = (REPO / "instructor" / "sample_class" / "ben" / A03 / "timestamp.txt").read_text()
+        ben_late = parse_utc(stamp) - datetime.datetime(2026, 3, 16, 16, 0)
+        assert progress["ben"]["late"] == f"{A03} (late {late_text(ben_late.total_seconds())})"
         assert "late 1 h 30 min" in (course / "reports" / f"{A03}.html").read_text()
     finally:
         with Gradebook(url, "backward-course") as gb:
