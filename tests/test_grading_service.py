@@ -454,4 +454,6 @@ def test_a_late_hand_in_is_late_everywhere(service: Service, tmp_path: Path) -> 
         # penalty_method "zero": the whole score is taken off
         assert submission.late_submission_penalty == submission.score > 0
     assert service.next_line(f" {ME}/{ASSIGNMENT}").startswith(f"feedback {ME}/{ASSIGNMENT}")
-    assert "Late submission penalty" in student.fetch_feedback()
+    page = student.fetch_feedback()
+    assert "Late submission penalty" in page  # nbgrader's own line, for the penalty
+    assert re.search(r"Handed in late: 3 h 0[0-2] min after the due date", page), page[:500]
