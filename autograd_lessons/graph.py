@@ -20,7 +20,16 @@ from torch import Tensor
 from torch.autograd.graph import Node
 
 from ._format import format_short
-from .expressions import operation_text, short_op
+from .expressions import short_op
+from .naming import (
+    data_operands,
+    leaf_tensor,
+    namespace,
+    node_names,
+    scalar,
+    tensors_near,
+    written_expressions,
+)
 from .tape import Tape
 
 __all__ = ["GraphFreedError", "GraphNode", "Tape", "walk_graph", "walk_caller"]
@@ -110,11 +119,6 @@ class GraphNode:
 # --- walking -----------------------------------------------------------------------
 
 
-def _leaf_tensor(node: Node) -> Tensor | None:
-    variable = getattr(node, "variable", None)  # only AccumulateGrad nodes have one
-    return variable if isinstance(variable, Tensor) else None
-
-
 def _children(node: Node) -> list[Node]:
     return [child for child, _ in node.next_functions if child is not None]
 
@@ -151,41 +155,6 @@ def _topological(root: Node) -> list[Node]:
     return order
 
 
-def _scalar(tensor: Tensor | None) -> float | None:
-    if tensor is None or tensor.numel() != 1 or tensor.is_complex():
-        return None
-    return float(tensor.detach().item()) + 0.0  # + 0.0 turns -0.0 into 0.0
-
-
-def _namespace(frame: FrameType | None) -> list[tuple[str, object]]:
-    """The caller's variables (locals first, no ``_``/``_3`` caches) and models' parameters."""
-    if frame is None:
-        return []
-    merged: dict[str, object] = {}
-    for scope in (frame.f_locals, frame.f_globals):
-        for name, value in scope.items():
-            if name.startswith("_"):
-                continue
-            merged.setdefault(name, value)
-            if isinstance(value, torch.nn.Module):  # model.weight, model.0.bias, ...
-                for inner, parameter in value.named_parameters():
-                    merged.setdefault(f"{name}.{inner}", parameter)
-    return list(merged.items())
-
-
-def _tensors_near(items: Iterable[object]) -> list[Tensor]:
-    """Tensors among ``items`` and one level inside lists, tuples and dicts."""
-    found: list[Tensor] = []
-    for item in items:
-        if isinstance(item, Tensor):
-            found.append(item)
-        elif isinstance(item, (list, tuple)):
-            found.extend(t for t in item if isinstance(t, Tensor))
-        elif isinstance(item, dict):
-            found.extend(t for t in item.values() if isinstance(t, Tensor))
-    return found
-
-
 def _check_root(root: Tensor) -> None:
     if not isinstance(root, Tensor):
         raise TypeError(f"expected a tensor, got {type(root).__name__}")
@@ -214,8 +183,8 @@ def _gradients(
 
         return hook
 
-    operations = [node for node in nodes if _leaf_tensor(node) is None]
-    leaves = [(node, t) for node in nodes if (t := _leaf_tensor(node)) is not None]
+    operations = [node for node in nodes if leaf_tensor(node) is None]
+    leaves = [(node, t) for node in nodes if (t := leaf_tensor(node)) is not None]
     in_graph = set(nodes)
     # A tensor with .retain_grad() gets its .grad written by any backward pass through
     # its node, torch.autograd.grad included: remember those and put them back.
@@ -247,23 +216,6 @@ def _gradients(
     return grads
 
 
-def _names(
-    named: Sequence[tuple[str, object]], index: Mapping[Node, int]
-) -> dict[Node, tuple[str, Tensor]]:
-    """Node -> (variable name, tensor) for the variables that are a node's output or leaf."""
-    leaf_of = {id(t): node for node in index if (t := _leaf_tensor(node)) is not None}
-    found: dict[Node, tuple[str, Tensor]] = {}
-    for name, obj in named:
-        if not isinstance(obj, Tensor):
-            continue
-        node = obj.grad_fn if obj.grad_fn is not None else leaf_of.get(id(obj))
-        if node is None or node not in index or node in found:
-            continue
-        if obj.grad_fn is None or obj.output_nr == 0:
-            found[node] = (name, obj)
-    return found
-
-
 def _local_slopes(node: Node, grad: Tensor | None) -> list[float | None]:
     """d(output)/d(input) for each ``next_functions`` slot of a one-number operation.
 
@@ -278,69 +230,7 @@ def _local_slopes(node: Node, grad: Tensor | None) -> list[float | None]:
     except (RuntimeError, TypeError):  # several outputs, or nothing saved to go back with
         return [None] * slots
     answers = (answer,) if isinstance(answer, Tensor) else tuple(answer)
-    return [_scalar(a) if isinstance(a, Tensor) else None for a in answers][:slots]
-
-
-def _data_operands(
-    nodes: Sequence[Node], tape: Tape | None, index: Mapping[Node, int]
-) -> list[tuple[int, Tensor]]:
-    """(consumer id, tensor) for every tensor without a graph that a recorded operation used."""
-    found: list[tuple[int, Tensor]] = []
-    if tape is None:
-        return found
-    for node in nodes:
-        operation = tape.operation_of(node)
-        for operand in operation.operands if operation else ():
-            if isinstance(operand, Tensor) and not operand.requires_grad:
-                found.append((index[node], operand))
-    return found
-
-
-def _operand_text(operand: object, text_of: Callable[[Tensor], str | None]) -> str:
-    if isinstance(operand, Tensor):
-        known = text_of(operand)
-        if known is not None:
-            return known
-        number = _scalar(operand)
-        return format_short(number) if number is not None else "?"
-    if isinstance(operand, int):
-        return str(operand)
-    return format_short(float(operand)) if isinstance(operand, float) else "?"
-
-
-def _expressions(
-    nodes: Sequence[Node],
-    tape: Tape | None,
-    names: Mapping[int, str],
-    index: Mapping[Node, int],
-    data_ids: Mapping[int, int],
-) -> dict[int, str]:
-    """Node id -> the operation as written (``w·x + b``), innermost first."""
-    written: dict[int, str] = {}
-    if tape is None:
-        return written
-    leaf_ids = {id(t): index[n] for n in nodes if (t := _leaf_tensor(n)) is not None}
-
-    def text_of(tensor: Tensor) -> str | None:
-        node_id = (
-            index.get(tensor.grad_fn)
-            if tensor.grad_fn is not None
-            else leaf_ids.get(id(tensor), data_ids.get(id(tensor)))
-        )
-        if node_id is None:
-            return None
-        return names.get(node_id) or written.get(node_id)
-
-    for node in reversed(nodes):  # inputs before the operations that use them
-        operation = tape.operation_of(node)
-        if operation is None:
-            continue
-        texts = [_operand_text(o, text_of) for o in operation.operands]
-        numeric = [not isinstance(o, Tensor) for o in operation.operands]
-        text = operation_text(operation.func, texts, numeric)
-        if text is not None:
-            written[index[node]] = text
-    return written
+    return [scalar(a) if isinstance(a, Tensor) else None for a in answers][:slots]
 
 
 def _walk(
@@ -350,49 +240,49 @@ def _walk(
     frame: FrameType | None,
 ) -> list[GraphNode]:
     _check_root(root)
-    caller = _namespace(frame)
+    caller = namespace(frame)
     named = list(names.items()) if names is not None else caller
-    protect = _tensors_near(value for _, value in caller)
+    protect = tensors_near(value for _, value in caller)
     protect += [t for _, t in named if isinstance(t, Tensor)]
     if tape is not None:
         protect += tape.live_outputs()
 
     if root.grad_fn is None:  # the root is itself a leaf
         name = next((n for n, t in named if t is root), None)
-        return [GraphNode(0, "leaf", name, _scalar(root), 1.0, ())]
+        return [GraphNode(0, "leaf", name, scalar(root), 1.0, ())]
 
     nodes = _topological(root.grad_fn)
     index = {node: i for i, node in enumerate(nodes)}
-    names_of = _names(named, index)
+    names_of = node_names(named, index)
     grads = _gradients(root, nodes, protect)
 
     # Data: tensors without requires_grad that recorded operations used, one node each.
     data: dict[int, tuple[int, Tensor]] = {}  # id(tensor) -> (node id, tensor)
     data_inputs: dict[int, list[int]] = {}
-    for consumer, tensor in _data_operands(nodes, tape, index):
+    for consumer, tensor in data_operands(nodes, tape, index):
         if id(tensor) not in data:
             data[id(tensor)] = (len(nodes) + len(data), tensor)
         data_inputs.setdefault(consumer, []).append(data[id(tensor)][0])
     data_names = {id(t): n for n, t in named if isinstance(t, Tensor) and not t.requires_grad}
     name_by_id = {index[node]: name for node, (name, _) in names_of.items()}
     name_by_id.update({i: data_names[key] for key, (i, _) in data.items() if key in data_names})
-    expressions = _expressions(
+    expressions = written_expressions(
         nodes, tape, name_by_id, index, {key: i for key, (i, _) in data.items()}
     )
 
     slopes = {
-        node: _local_slopes(node, grads.get(node)) for node in nodes if _leaf_tensor(node) is None
+        node: _local_slopes(node, grads.get(node)) for node in nodes if leaf_tensor(node) is None
     }
     parts: dict[Node, list[float]] = {}
     for node in nodes:  # consumers come before their inputs
-        incoming = _scalar(grads.get(node))
+        incoming = scalar(grads.get(node))
         for child, slope in zip(_children_with_slots(node), slopes.get(node, []), strict=False):
             if child is not None and incoming is not None and slope is not None:
                 parts.setdefault(child, []).append(incoming * slope + 0.0)
 
     result = []
     for node in nodes:
-        leaf = _leaf_tensor(node)
+        leaf = leaf_tensor(node)
         output = leaf if leaf is not None else root if node is root.grad_fn else None
         if output is None and tape is not None:
             output = tape.value_of(node)
@@ -410,8 +300,8 @@ def _walk(
                 id=index[node],
                 op="leaf" if leaf is not None else node.name(),
                 name=name_by_id.get(index[node]),
-                value=_scalar(output),
-                grad=_scalar(grad),
+                value=scalar(output),
+                grad=scalar(grad),
                 inputs=tuple(index[child] for child in _children(node))
                 + tuple(data_inputs.get(index[node], ())),
                 shape=tuple(shape),
@@ -423,7 +313,7 @@ def _walk(
     for key, (node_id, tensor) in data.items():
         result.append(
             GraphNode(
-                node_id, "data", data_names.get(key), _scalar(tensor), None, (), tuple(tensor.shape)
+                node_id, "data", data_names.get(key), scalar(tensor), None, (), tuple(tensor.shape)
             )
         )
     return result

@@ -13,14 +13,10 @@ browser tests; numbers use 6 significant digits, whole numbers end in ``.0`` and
 
 from __future__ import annotations
 
-import base64
-import html
-from typing import Any
-
 import ipywidgets as widgets
 
 from ._format import format_short
-from .pictures import HistoryPicture, NeuronPicture, Picture, TangentPicture
+from .pictures import HistoryPicture, NeuronPicture, TangentPicture
 from .states import (
     AccumulationDemo,
     NeuronState,
@@ -28,6 +24,7 @@ from .states import (
     neuron_state,
     tangent_state,
 )
+from .widget_parts import StillBox, show_picture, slider, still_of
 
 __all__ = [
     "AccumulationDemo",
@@ -47,77 +44,6 @@ GATE_COLOURS = {"open": "#1a7f37", "shut": "#c62828"}
 # Secondary text: JupyterLab's own secondary colour (readable in light and dark themes).
 HOW_STYLE = "color: var(--jp-content-font-color2, #555); padding-left: 1.5em"
 LEAK = 0.01
-
-
-def img_html(png: str, alt: str) -> str:
-    """An ``<img>`` of base64 ``png`` carrying its text alternative (read by screen readers)."""
-    return f'<img src="data:image/png;base64,{png}" alt="{html.escape(alt)}">'
-
-
-def show_picture(output: widgets.Output, picture: Picture, description: str) -> None:
-    """Replace what ``output`` shows with ``picture``, in a single update.
-
-    The picture goes out as HTML (an ``<img>`` with ``description`` as its ``alt``)
-    and, for text-only front ends, as ``description`` alone.
-    """
-    png = base64.b64encode(picture.png()).decode("ascii")
-    output.outputs = (
-        {
-            "output_type": "display_data",
-            "data": {"text/html": img_html(png, description), "text/plain": description},
-            "metadata": {},
-        },
-    )
-
-
-STILL_NOTE = (
-    "A still picture of this widget as it starts. Run the lesson's cells from the top "
-    "(Run › Run All Cells) to move it."
-)
-
-
-class StillBox(widgets.VBox):  # type: ignore[misc]  # ipywidgets is untyped
-    """A ``VBox`` that also carries a still picture of its first state in its display data.
-
-    A notebook stored with outputs but without widget state cannot show a live widget:
-    JupyterLab writes "Error displaying widget: model not found", GitHub ``VBox(...)``.
-    Each display of this box therefore also holds ``text/html`` (the read-out and the
-    picture, with a text alternative), ``image/png`` and ``text/plain`` (the text
-    alternative). A live kernel's front end shows the widget; the stored notebook,
-    once the widget view is stripped (``tools/clean_notebooks.py``), shows the still.
-    """
-
-    def __init__(self, children: list[widgets.Widget], still: dict[str, str]) -> None:
-        super().__init__(children)
-        self.still = still
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
-        bundle: dict[str, Any] | None = super()._repr_mimebundle_(**kwargs)
-        if bundle is not None:
-            bundle.update(self.still)
-        return bundle
-
-
-def still_of(readout_html: str, picture: Picture, alt: str) -> dict[str, str]:
-    """The display data of a widget's still: read-out, picture and text alternative."""
-    png = base64.b64encode(picture.png()).decode("ascii")
-    page = (
-        f'<div class="widget-still">{readout_html}{img_html(png, alt)}'
-        f"<p><em>{html.escape(STILL_NOTE)}</em></p></div>"
-    )
-    return {"text/html": page, "image/png": png, "text/plain": f"{alt}\n({STILL_NOTE})"}
-
-
-def _slider(description: str, value: float, limits: tuple[float, float]) -> widgets.FloatSlider:
-    return widgets.FloatSlider(
-        value=value,
-        min=limits[0],
-        max=limits[1],
-        step=0.5,
-        description=description,
-        continuous_update=True,
-        readout_format=".1f",
-    )
 
 
 # --- lesson 1: the tangent ---------------------------------------------------------
@@ -152,7 +78,7 @@ class TangentExplorer:
     """Slider for x in [-4, 4]; the tangent of y = x² at x; x, y, slope and direction."""
 
     def __init__(self, x: float = 3.0) -> None:
-        self.slider = _slider("x", x, (-4.0, 4.0))
+        self.slider = slider("x", x, (-4.0, 4.0))
         self.readout = widgets.HTML()
         self.plot = widgets.Output()
         self.picture = TangentPicture()
@@ -281,9 +207,9 @@ class NeuronExplorer:
     ) -> None:
         self.target = target
         self.leak_value = negative_slope or LEAK
-        self.x_slider = _slider("x", x, X_RANGE)
-        self.w_slider = _slider("w", w, W_RANGE)
-        self.b_slider = _slider("b", b, B_RANGE)
+        self.x_slider = slider("x", x, X_RANGE)
+        self.w_slider = slider("w", w, W_RANGE)
+        self.b_slider = slider("b", b, B_RANGE)
         self.leaky = widgets.Checkbox(
             value=negative_slope > 0,
             description=f"LeakyReLU (slope {format_short(self.leak_value)} for h < 0)",

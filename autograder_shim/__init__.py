@@ -1,6 +1,6 @@
 """What `import autograder` finds inside the grading sandbox: no answers, only stand-ins.
 
-`autograder grade` mounts this package (and the worker's `execution.py` and `framing.py`)
+`autograder grade` mounts this package (and the worker's own answer-free modules)
 as `autograder` in the sandbox, never the real package, so nothing a submission can
 import or read knows a reference value, a diagnosis or a function's expected output.
 It offers what the solution notebooks' locked cells call:

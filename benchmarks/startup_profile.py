@@ -6,16 +6,25 @@ and the run (worker start, execution, recording, shutdown), with cProfile over t
 to name the costly calls. The whole command is also timed as a subprocess (the baseline
 the phases add up to, interpreter start included).
 
+`--per-notebook` times only what each notebook costs in a started, sandboxed worker (the
+fork, the isolation, a small torch notebook, the round trip); with `--against DIR` it
+does the same, in alternating rounds, for the checkout at DIR (e.g. a worktree of main),
+so two versions of the worker are compared side by side under the same load.
+
     python benchmarks/startup_profile.py
+    python benchmarks/startup_profile.py --per-notebook --against ../main-worktree
 """
 
 from __future__ import annotations
 
+import argparse
 import cProfile
 import io
+import json
 import os
 import pstats
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,6 +35,50 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 BIN = Path(sys.executable).parent
 ASSIGNMENT = "03_a_neuron_by_hand"
+NOTEBOOK = [
+    "import torch\nfrom autograder import Exercise",
+    "x = torch.tensor(2.0, requires_grad=True)\ny = x * x + 3 * x\ny.backward()",
+    "print(x.grad)",
+]
+TIME_NOTEBOOKS = """
+import json, sys, tempfile, time
+from pathlib import Path
+from autograder.sandbox.workers import Sandbox, Worker
+cells, count = json.loads(sys.argv[1]), int(sys.argv[2])
+worker = Worker(Sandbox(wall_seconds=60), Path(tempfile.mkdtemp()) / "logs")
+worker.start()
+walls, children = [], []
+for n in range(count):
+    started = time.perf_counter()
+    result = worker.execute(cells, learner=f"student{n}")
+    walls.append(time.perf_counter() - started)
+    children.append(result.elapsed)
+    assert result.status == "ok", result.detail
+worker.stop()
+print(json.dumps({"wall": walls, "child": children}))
+"""
+
+
+def per_notebook(repos: list[Path], rounds: int, count: int) -> None:
+    """Median cost of one notebook in a started worker, per checkout, rounds alternating."""
+    times: dict[Path, dict[str, list[float]]] = {r: {"wall": [], "child": []} for r in repos}
+    for _ in range(rounds):
+        for repo in repos:
+            env = {**os.environ, "PYTHONPATH": str(repo)}
+            command = [sys.executable, "-c", TIME_NOTEBOOKS, json.dumps(NOTEBOOK), str(count)]
+            out = subprocess.run(command, env=env, cwd=repo, check=True, capture_output=True)
+            measured = json.loads(out.stdout.decode().strip().splitlines()[-1])
+            for key in ("wall", "child"):
+                times[repo][key] += measured[key]
+    with open("/proc/loadavg") as load:
+        print(f"{rounds} rounds x {count} notebooks per checkout; load average {load.read()[:14]}")
+    for repo, measured in times.items():
+        wall, child = measured["wall"], measured["child"]
+        print(
+            f"  {repo}: per notebook {statistics.median(wall) * 1000:6.1f} ms median "
+            f"(p90 {sorted(wall)[int(len(wall) * 0.9)] * 1000:6.1f} ms), in the worker "
+            f"{statistics.median(child) * 1000:6.1f} ms median"
+        )
 
 
 def main() -> None:
@@ -114,4 +167,15 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--per-notebook", action="store_true")
+    parser.add_argument("--against", type=Path, action="append", default=[])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--notebooks", type=int, default=10)
+    options = parser.parse_args()
+    if options.per_notebook:
+        per_notebook(
+            [REPO, *(p.resolve() for p in options.against)], options.rounds, options.notebooks
+        )
+    else:
+        main()

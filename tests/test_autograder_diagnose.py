@@ -17,16 +17,10 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from autograder.core.quantities import Quantity
+from autograder.core.verdict import MISSING, Verdict, format_value, matches
 from autograder.exercises import exercise_spec, learner_givens
-from autograder.feedback.diagnose import (
-    MISSING,
-    Verdict,
-    diagnose,
-    digits_needed,
-    format_value,
-    matches,
-    significant_digits,
-)
+from autograder.feedback.answer_form import digits_needed, significant_digits
+from autograder.feedback.diagnose import diagnose
 from autograder.feedback.references import EXERCISES, reference_quantities
 
 

@@ -808,7 +808,12 @@ def test_the_plan_comes_from_the_gradebook(graded: dict[str, Any]) -> None:
 
 
 def test_no_answer_is_reachable_from_the_sandbox(graded: dict[str, Any]) -> None:
-    (probe,) = printed(graded, "probe_privilege", "PROBE")
+    found = printed(graded, "probe_privilege", "PROBE")
+    assert len(found) == 1, (
+        reasons(graded, "probe_privilege"),
+        autograded_text(graded, "probe_privilege")[-3000:],
+    )
+    (probe,) = found
     assert probe["import_references"] == "refused"
     assert probe["answer_files"] == []
     text = autograded_text(graded, "call_reference", CODE)

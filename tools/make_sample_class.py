@@ -5,10 +5,10 @@ Each student's mistakes are stated once, in `autograder/authoring/sample_student
 assignment, which parts they got wrong, the line they wrote (with the given names, so it is
 wrong for their own numbers) and what went wrong. Everything else is derived: the right
 answers come from the specs (`autograder/exercises/`), and the expected grades from the
-statement and the specs' points: a part scores its points unless the student slipped on it, or on an earlier part
-its answer is computed from (unless the statement names it as unaffected, e.g. behind a
-shut ReLU where every value is 0 anyway). Written answers are graded by the teacher, so
-they count 0. No grader's verdict is used.
+statement and the specs' points: a part scores its points unless the student slipped on it,
+or on an earlier part its answer is computed from (unless the statement names it as
+unaffected, e.g. behind a shut ReLU where every value is 0 anyway). Written answers are
+graded by the teacher, so they count 0. No grader's verdict is used.
 
 Output (deterministic): instructor/sample_class/<student>/<name>/<name>.ipynb, a
 timestamp.txt each, and instructor/sample_class/expected_grades.csv. `--check` writes

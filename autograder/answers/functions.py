@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from autograder.core.verdict import Verdict, format_value, matches
+from autograder.core.verdict import Verdict, format_value, is_tensor, matches
 
 if TYPE_CHECKING:
     import torch
@@ -142,13 +142,18 @@ def call_text(task: FunctionTask, case: Sequence[float]) -> str:
     return f"{task.name}({', '.join(format_value(arg) for arg in case)})"
 
 
+def raised_message(task: FunctionTask, case: Sequence[float], error: str) -> str:
+    """What a learner's function raising `error` ("ValueError: ...") on `case` is told."""
+    return f"{f'✗ {call_text(task, case)} raised {error}'[:160]}\n  {task.hint}"
+
+
 def _result_problem(call: str, result: object) -> str | None:
     if type(result) in (int, float):
         return None
     if result is None:
         return f"✗ {call} returned None: end the function with `return` and the number."
     kind = type(result)
-    if any(c.__name__ == "Tensor" and c.__module__.startswith("torch") for c in kind.__mro__):
+    if is_tensor(result):
         return f"✗ {call} returned a tensor: return a plain float, e.g. with `.item()`."
     return f"✗ {call} returned a {kind.__name__}: return a plain float."
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import nbformat
 
-KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-LANGUAGE_INFO = {"name": "python"}
+from autograder.grading.inert import COURSE_KERNELSPEC, COURSE_LANGUAGE_INFO
+
 # Cell metadata that nbgrader, nbval and the lessons rely on; everything else goes.
 KEPT_CELL_METADATA = {"nbgrader", "tags", "deletable", "editable", "slideshow"}
 KEPT_NOTEBOOK_METADATA = {"kernelspec", "language_info"}
@@ -39,8 +39,8 @@ def clean(nb: Any) -> Any:
     """Return a cleaned copy of a notebook node."""
     nb = copy.deepcopy(nb)
     nb.metadata = {k: v for k, v in nb.metadata.items() if k in KEPT_NOTEBOOK_METADATA}
-    nb.metadata["kernelspec"] = dict(KERNELSPEC)
-    nb.metadata["language_info"] = dict(LANGUAGE_INFO)
+    nb.metadata["kernelspec"] = dict(COURSE_KERNELSPEC)
+    nb.metadata["language_info"] = dict(COURSE_LANGUAGE_INFO)
     for cell in nb.cells:
         cell.metadata = {k: v for k, v in cell.metadata.items() if k in KEPT_CELL_METADATA}
         if cell.get("attachments") == {}:

@@ -6,13 +6,19 @@ generate_feedback (forced: the submission was just regraded) and release_feedbac
 learner, through `NbGraderAPI` as formgrader does, checks that every page is in the exchange
 where `nbgrader fetch_feedback` looks, and answers one line: `{"ok": true, "pages": N}` or
 `{"ok": false, "reason": "..."}`. Each learner's feedback then costs its own work, not two
-nbgrader start-ups."""
+nbgrader start-ups. Rendering runs in a child forked from this warm process and is killed
+past `Budgets.max_render_seconds`: one slow notebook is that learner's failure, never a
+stalled queue."""
 
 from __future__ import annotations
 
 import json
 import os
+import select
+import signal
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +44,47 @@ def released_pages(coursedir: Any, outbound: Path, assignment: str, student: str
     return len(pages)
 
 
+def within_budget(seconds: float, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """`work()`'s JSON result, computed in a forked child that is killed after `seconds`
+    (FeedbackError saying so); the child's crash is reported the same way."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: do the work, send its result, never return
+        os.close(read_end)
+        try:
+            result = json.dumps(work())
+        except BaseException as error:  # reported to the parent, whatever it was
+            result = json.dumps({"success": False, "error": f"{type(error).__name__}: {error}"})
+        with os.fdopen(write_end, "w") as pipe:
+            pipe.write(result)
+        os._exit(0)
+    os.close(write_end)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + seconds
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([read_end], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(read_end, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            raise FeedbackError(
+                f"rendering took over {seconds:g} s, the budget (c.Budgets.max_render_seconds)"
+            )
+    finally:
+        os.close(read_end)
+        os.waitpid(pid, 0)
+    try:
+        answer: dict[str, Any] = json.loads(b"".join(chunks))
+    except ValueError:
+        raise FeedbackError("the rendering process ended without an answer") from None
+    return answer
+
+
 def failure(step: str, result: dict[str, Any]) -> FeedbackError:
     """Why nbgrader's `step` failed, from its captured log or traceback."""
     lines = (result.get("error") or result.get("log") or "").strip().splitlines()
@@ -52,9 +99,11 @@ class Releaser:
         from nbgrader.apps.api import NbGraderAPI
 
         from autograder.classroom.collect import ExchangeCollector
+        from autograder.grading.budgets import Budgets
         from autograder.sandbox.workers import load_config
 
         config = load_config(course)
+        self.render_seconds = float(Budgets(config=config).max_render_seconds)
         exchange = ExchangeCollector(config, lambda: set())  # for its paths alone
         self.coursedir = exchange.coursedir
         self.outbound = exchange.inbound.parent / "feedback"
@@ -62,7 +111,10 @@ class Releaser:
 
     def release(self, assignment: str, student: str) -> int:
         """Generate and release one learner's feedback; the pages released."""
-        result = self.api.generate_feedback(assignment, student, force=True)
+        result = within_budget(
+            self.render_seconds,
+            lambda: dict(self.api.generate_feedback(assignment, student, force=True)),
+        )
         if not result.get("success"):
             raise failure("generate_feedback", result)
         result = self.api.release_feedback(assignment, student)

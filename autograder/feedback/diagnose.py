@@ -2,7 +2,10 @@
 
 The spec of the exercise says which factors make up each answer (givens, local slopes of
 named nodes, forward values, earlier parts), so a wrong number is explained by the
-mistake that produces it exactly. The order of the tests:
+mistake that produces it exactly. When the learner's cells are at hand, their formula is read first
+(`autograder.feedback.formula`): the single edit that makes it right names the mistake in
+their own terms, and a numeric pattern below that the formula does not bear out (a
+coincidence of values) is not named. The order of the numeric tests:
 1. a known wrong answer the spec names (e.g. stepping with the slope);
 2. a follow-on error: the answer is right for the learner's own wrong earlier answer
    ("consistent with your dL/da = 3: fix Part D first"); first, because an earlier
@@ -15,7 +18,8 @@ mistake that produces it exactly. The order of the tests:
 7. the sign;
 8. multiples from accumulation, only in parts whose gradient comes from repeated
    backward() calls (checked before 4, since there it is the mistake to expect);
-9. rounded too early.
+9. rounded too early;
+10. the lesson's own answer, computed with the lesson's numbers (when nothing above fits).
 Type problems (a tensor, a string, nothing yet) are reported before any of them.
 Every message shows the learner's value and PyTorch's.
 
@@ -30,23 +34,21 @@ so an object that claims to equal everything cannot pass. Yes/no facts match exa
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 from autograder.core.quantities import Quantity
 from autograder.core.verdict import (
-    ABS_TOL,
-    MISSING,
-    REL_TOL,
     Verdict,
     format_value,
     matches,
-    short_repr,
 )
+from autograder.feedback.answer_form import too_rounded, type_problem
+from autograder.feedback.formulas import flat_factors
 
 if TYPE_CHECKING:
-    from autograder.core.spec import ExerciseSpec, Factor, Part
+    from autograder.core.spec import ExerciseSpec, Part
+    from autograder.feedback.byhand import HandAnswer
 
 MAX_MULTIPLE: Final = 4
 """Largest k for the "accumulated over k backward calls" diagnosis (the exercises make up
@@ -55,102 +57,26 @@ to three calls; one more is the forgotten zero_())."""
 Answers = Mapping[str, object]
 """The learner's answers by name (numbers read from their cells), for follow-on errors."""
 
-def _is_tensor(value: object) -> bool:
-    return any(
-        cls.__name__ == "Tensor" and cls.__module__.startswith("torch")
-        for cls in type(value).__mro__
-    )
+FORMULA_CHECKED: Final = frozenset(
+    {"given_swap", "given_missing", "given_extra", "slope_missing", "slope_extra"}
+    | {"calls_missing", "forward_value", "sign", "accumulation", "rounded"}
+)
+"""Numeric patterns that are one edit of a formula: when the learner's formula was read
+and no such edit makes it right, a match of values is a coincidence, never named."""
 
 
-def _tensor_number(value: object) -> str | None:
-    """The single number inside a scalar torch tensor, formatted; None otherwise."""
-    torch = sys.modules.get("torch")
-    if torch is None or not isinstance(value, torch.Tensor):
-        return None
-    try:
-        if value.numel() != 1:
-            return None
-        return format_value(float(value.detach().reshape(-1)[0].item()))
-    except Exception:
-        return None
-
-
-def _type_problem(q: Quantity, value: object) -> Verdict | None:
-    """A verdict when `value` is not an answer of the right type, else None."""
-    name, label = q.name, q.label
-    if value is None or value is Ellipsis or value is MISSING:
-        return Verdict(
-            False,
-            f"✗ {label}: `{name}` is not answered yet; write `{name} = <your arithmetic>`.",
-            "unanswered",
-        )
-    kind = type(value)
-    if _is_tensor(value):
-        number = _tensor_number(value)
-        advice = f"the number itself, e.g. `{number}`" if number is not None else "one plain number"
-        return Verdict(False, f"✗ {label}: `{name}` is a tensor; write {advice}.", "tensor")
-    if kind.__module__ == "numpy":
-        return Verdict(
-            False,
-            f"✗ {label}: `{name}` is a numpy {kind.__name__}; write a plain Python number.",
-            "not_a_number",
-        )
-    if q.is_bool:
-        if kind is bool:
-            return None
-        return Verdict(
-            False,
-            f"✗ {label}: `{name}` should be True or False, got {short_repr(value)}.",
-            "not_a_bool",
-        )
-    if kind is bool:
-        return Verdict(
-            False, f"✗ {label}: `{name}` should be a number, got {value!r}.", "not_a_number"
-        )
-    if kind not in (int, float):
-        what = kind.__name__
-        if isinstance(value, int | float):
-            what = f"{what} (a subclass of {'float' if isinstance(value, float) else 'int'})"
-        return Verdict(
-            False,
-            f"✗ {label}: `{name}` should be a plain int or float, not a {what}: "
-            f"{short_repr(value)}.",
-            "not_a_number",
-        )
-    return None
-
-
-def significant_digits(value: float) -> int:
-    """How many significant digits the shortest repr of `value` has (0 for 0)."""
-    mantissa = repr(abs(float(value))).split("e")[0].replace(".", "")
-    return len(mantissa.strip("0"))
-
-
-def digits_needed(reference: float) -> int:
-    """Fewest significant digits whose rounding of `reference` passes."""
-    for digits in range(1, 17):
-        if matches(reference, float(f"{reference:.{digits}g}")):
-            return digits
-    return 17
-
-
-def _too_rounded(reference: float, value: float) -> int | None:
-    """Digits to ask for when `value` is `reference` rounded (or cut) too early."""
-    needed = digits_needed(reference)
-    have = significant_digits(value)
-    if not 0 < have < needed or (have == 1 and value.is_integer()):
-        return None
-    exponent = math.floor(math.log10(abs(value)))
-    last_digit = 10.0 ** (exponent - have + 1)
-    return needed if abs(value - reference) <= last_digit else None
-
-
-def diagnose(q: Quantity, learner: object, answers: Answers | None = None) -> Verdict:
+def diagnose(
+    q: Quantity,
+    learner: object,
+    answers: Answers | None = None,
+    written: Mapping[str, HandAnswer] | None = None,
+) -> Verdict:
     """Compare the learner's value with PyTorch's and say what most likely went wrong.
 
-    `answers` are the learner's other answers (to recognise follow-on errors).
+    `answers` are the learner's other answers (to recognise follow-on errors); `written`
+    what their cells assign, read statically (to read the formula of `q`).
     """
-    problem = _type_problem(q, learner)
+    problem = type_problem(q, learner)
     if problem is not None:
         return problem
     label = q.label
@@ -170,7 +96,7 @@ def diagnose(q: Quantity, learner: object, answers: Answers | None = None) -> Ve
     if matches(ref, value):
         return Verdict(True, f"✓ {label} = {shown} matches PyTorch", "match")
     head = f"✗ {label} = {shown}, but PyTorch gives {format_value(ref)}."
-    reason, why = explain(q, value, answers or {})
+    reason, why = explain(q, value, answers or {}, written)
     return Verdict(False, f"{head}\n  {why}", reason)
 
 
@@ -187,19 +113,6 @@ def _evaluate(expression: str, names: Mapping[str, object]) -> float | None:
         return float(evaluate_expression(expression, names))
     except (ValueError, ZeroDivisionError, OverflowError):
         return None
-
-
-def flat_factors(spec: ExerciseSpec, part: Part) -> list[Factor]:
-    """The part's chain with every earlier part expanded into its own factors."""
-    result: list[Factor] = []
-    for factor in part.factors:
-        if factor.role == "upstream":
-            earlier = spec.part(factor.expr)
-            if earlier.factors:
-                result.extend(flat_factors(spec, earlier))
-                continue
-        result.append(factor)
-    return result
 
 
 def upstream_names(spec: ExerciseSpec, part: Part) -> list[str]:
@@ -346,8 +259,55 @@ def _forward_problem(q: Quantity, value: float) -> tuple[str, str] | None:
     return None
 
 
-def explain(q: Quantity, value: float, answers: Answers) -> tuple[str, str]:
-    """(reason, explanation) for a wrong number, in the order of this module's docstring."""
+def explain(
+    q: Quantity, value: float, answers: Answers, written: Mapping[str, HandAnswer] | None = None
+) -> tuple[str, str]:
+    """(reason, explanation) for a wrong number: from the formula when `written` holds it,
+    else (or when the formula names nothing) in the order of this module's docstring."""
+    read = False
+    if written is not None and q.part is not None and q.name in written:
+        from autograder.feedback.formula import read_formula
+
+        reading = read_formula(q, value, written, answers)
+        if reading.finding is not None:
+            return reading.finding
+        read = reading.read
+    reason, why = _explain_value(q, value, answers)
+    known = {r for r, _, _ in q.part.mistakes} if q.part is not None else set()
+    if read and (reason in FORMULA_CHECKED or reason in known):
+        shown = written[q.name].detail if written is not None else ""
+        return "mismatch", (
+            f"You wrote `{q.name} = {shown}`: no single slip turns it into the chain. "
+            f"{q.hint or 'Recompute it one step at a time.'}"
+        )
+    if reason == "mismatch":
+        lesson = lesson_answer(q)
+        if lesson is not None and matches(lesson, value):
+            return "lesson_number", (
+                "That is the lesson's answer, worked with the lesson's numbers; yours are "
+                "different (see the given cell)."
+            )
+    return reason, why
+
+
+def lesson_answer(q: Quantity) -> float | None:
+    """The part's value for the lesson's own numbers (None if it cannot be had)."""
+    spec = q.spec
+    if spec is None or q.kind not in ("forward", "local_slope", "gradient"):
+        return None
+    from autograder.feedback.references import reference_quantities
+
+    lesson = {**spec.lesson_givens, **spec.constants}
+    if all(q.values.get(g) == v for g, v in lesson.items()):
+        return None
+    theirs = reference_quantities(spec.name, lesson).get(q.name)
+    if theirs is None or matches(float(q.value), float(theirs.value)):
+        return None
+    return float(theirs.value)
+
+
+def _explain_value(q: Quantity, value: float, answers: Answers) -> tuple[str, str]:
+    """(reason, explanation) from the value alone, in the order of the module's docstring."""
     ref = float(q.value)
     part = q.part
     if part is not None:
@@ -378,7 +338,7 @@ def explain(q: Quantity, value: float, answers: Answers) -> tuple[str, str]:
     if ref != 0 and matches(-ref, value):
         where = "forward computation" if q.kind == "forward" else "factor on the way back"
         return "sign", f"Right size, wrong sign: check the sign of each {where}."
-    digits = _too_rounded(ref, value)
+    digits = too_rounded(ref, value)
     if digits is not None:
         return "rounded", f"Close, but rounded too much: give at least {digits} significant digits."
     return "mismatch", q.hint or "Recompute it one step at a time."

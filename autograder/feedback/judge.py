@@ -13,13 +13,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from autograder.feedback.byhand import HandAnswer
-from autograder.core.verdict import MISSING, Verdict, format_value
-from autograder.feedback.diagnose import diagnose
 from autograder.core.quantities import Quantity
-from autograder.feedback.references import reference_quantities
 from autograder.core.spec import Part
+from autograder.core.verdict import MISSING, Verdict, format_value
 from autograder.exercises import exercise_spec
+from autograder.feedback.byhand import HandAnswer
+from autograder.feedback.diagnose import diagnose
+from autograder.feedback.references import reference_quantities
 
 ALLOWED_FORM = (
     "Write numbers with + - * / ** and ( ), names you assigned that way, or max, min, abs, round."
@@ -79,8 +79,10 @@ def judge_hand(
     answer: HandAnswer | None,
     runtime_value: object = MISSING,
     answers: Mapping[str, object] | None = None,
+    written: Mapping[str, HandAnswer] | None = None,
 ) -> Verdict:
-    """Verdict on one hand answer: the by-hand rule first, then `diagnose`."""
+    """Verdict on one hand answer: the by-hand rule first, then `diagnose` (which reads the
+    formula from `written`, the learner's cells read statically, or from `answer` alone)."""
     name = q.name
     if answer is None:
         return diagnose(q, runtime_value, answers)
@@ -111,7 +113,9 @@ def judge_hand(
             f"cells assign {format_value(answer.value)}; run the answer cell again.",
             "stale",
         )
-    return diagnose(q, answer.value, answers)
+    if written is None:
+        written = {name: answer}
+    return diagnose(q, answer.value, answers, written)
 
 
 class HandNumber:
@@ -137,7 +141,7 @@ class HandNumber:
                 "fix the error and run it again.",
                 "stale",
             )
-        return judge_hand(q, answer, runtime, context.answers())
+        return judge_hand(q, answer, runtime, context.answers(), context.hand)
 
 
 def sandbox_results(

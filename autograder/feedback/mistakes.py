@@ -11,6 +11,9 @@ the mistake.
     python -m autograder.feedback.mistakes [--learners 50]
 
 prints, per exercise and kind, the share named right (the property tests require 95%).
+With `--corpus`, it judges the corpus of written wrong answers instead
+(`autograder.feedback.corpus`, through the grader's real path) and prints, per mistake
+class, how many were named, generic and misnamed, and the time one judgment took.
 """
 
 from __future__ import annotations
@@ -22,17 +25,25 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.core.verdict import matches
-
-from autograder.feedback.diagnose import diagnose, flat_factors, related_givens, upstream_names
-from autograder.feedback.references import EXERCISES, reference_quantities
 from autograder.core.spec import ExerciseSpec, Part
+from autograder.core.verdict import matches
 from autograder.exercises import exercise_spec, learner_givens
+from autograder.feedback.diagnose import diagnose, related_givens, upstream_names
+from autograder.feedback.formulas import flat_factors
+from autograder.feedback.references import EXERCISES, reference_quantities
 
 NUMERIC = ("forward", "local_slope", "gradient")
 MISSES: list[tuple[str, Mistake, str]] | None = None
 """When a list, every mistake not named right is appended (for inspection)."""
 ACCUMULATED_CALLS = (2, 3, 4)
+HOSTILE = "\n".join(
+    [
+        "t1 = w * x + b - w2 * x",
+        *(f"t{i} = t{i - 1} * t{i - 2 if i > 2 else 1} - w2 * x + b" for i in range(2, 8)),
+        "out = t7 * w2 - t6 + t1",
+    ]
+)
+"""The largest answer the formula reader still reads: helper lines chained to the cap."""
 
 
 @dataclass(frozen=True)
@@ -157,12 +168,62 @@ def blamed_accumulation(exercise: str, learners: list[str]) -> int:
     return count
 
 
+def print_corpus(learners: list[str]) -> float:
+    """Print the corpus figures per mistake class; return the share named."""
+    import time
+
+    from autograder.feedback.corpus import CORPUS, figures, judge_entry, outcomes
+
+    found = outcomes(learners)
+    print(f"{len(CORPUS)} written wrong answers x {len(learners)} learners")
+    print(f"{'mistake class':22} {'named':>6} {'generic':>8} {'misnamed':>9} {'passed':>7}")
+    total: Counter[str] = Counter()
+    for kind, counts in sorted(figures(found).items()):
+        total.update(counts)
+        print(
+            f"{kind:22} {counts['named']:6} {counts['generic']:8} {counts['misnamed']:9} "
+            f"{counts['passed']:7}"
+        )
+    judged = total["named"] + total["generic"] + total["misnamed"]
+    share = total["named"] / judged if judged else 0.0
+    print(
+        f"{'all':22} {total['named']:6} {total['generic']:8} {total['misnamed']:9} "
+        f"{total['passed']:7}   named {100 * share:.1f}%"
+    )
+    first, times = found[0].seconds, sorted(o.seconds for o in found[1:])
+    print(
+        f"one judgment (cells read + verdict): first {1000 * first:.0f} ms (imports, PyTorch), "
+        f"then median {1000 * times[len(times) // 2]:.1f} ms, 99th percentile "
+        f"{1000 * times[len(times) * 99 // 100]:.1f} ms, slowest {1000 * times[-1]:.1f} ms"
+    )
+    start = time.perf_counter()
+    reason, _ = judge_entry("07_try_it", "out", HOSTILE, "learner-0")
+    print(
+        f"a hostile answer (8 chained helper lines): {reason}, "
+        f"{1000 * (time.perf_counter() - start):.0f} ms"
+    )
+    missed = Counter(
+        (o.verdict, o.exercise, o.lines.replace("\n", "; "), o.expected, o.reason)
+        for o in found
+        if o.verdict in ("generic", "misnamed")
+    )
+    for (verdict, exercise, lines, expected, reason), count in sorted(missed.items()):
+        print(f"  {verdict} x{count}: {exercise} `{lines}`: expected {expected}, got {reason}")
+    return share
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the share of mistakes named right, per exercise and kind."""
     parser = argparse.ArgumentParser(prog="python -m autograder.feedback.mistakes")
     parser.add_argument("--learners", type=int, default=50, help="drawn sets of numbers")
+    parser.add_argument(
+        "--corpus", action="store_true", help="judge the corpus of written wrong answers"
+    )
     args = parser.parse_args(argv)
     learners = [f"learner-{i}" for i in range(args.learners)]
+    if args.corpus:
+        print_corpus(learners)
+        return 0
     print(f"{'exercise':34} {'mistake':16} {'named right':>12}")
     worst = 1.0
     for exercise in EXERCISES:

@@ -19,9 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from autograder.exercises import SPECS
 from autograder.core.quantities import Quantity
-from autograder.exercises import exercise_spec
+from autograder.exercises import SPECS, exercise_spec
 
 EXERCISES: tuple[str, ...] = tuple(SPECS)
 

@@ -14,7 +14,7 @@ from typing import Any
 from traitlets import Float, Int
 from traitlets.config import Configurable
 
-from autograder.feedback.byhand import SALVAGE_PARSES
+from autograder.feedback.byhand_cells import SALVAGE_PARSES
 
 
 def source_length(cell: dict[str, Any]) -> int:
@@ -45,6 +45,11 @@ class Budgets(Configurable):  # type: ignore[misc]
     max_outputs = Int(2000, help="Outputs recorded for one notebook.").tag(config=True)
     max_submission_files = Int(200, help="Files in one submission folder.").tag(config=True)
     max_submission_mb = Float(100.0, help="Bytes in one submission folder, MB.").tag(config=True)
+    max_render_seconds = Float(
+        60.0,
+        help="Wall-clock seconds to render one learner's feedback pages (an honest "
+        "assignment takes about 2 s); over it, that learner's feedback fails with a reason.",
+    ).tag(config=True)
 
     def check_cells(self, name: str, cells: list[Any]) -> None:
         """Refuse a notebook with too many cells or characters."""

@@ -1,27 +1,68 @@
 """Learner content made inert before it reaches the instructor's browser.
 
 What the sandbox sends back is the learner's to choose, so the grader keeps only output
-types that render as text or a picture (`SAFE_MIME`), rebuilds every output from
-checked fields, and neutralises learner-written markdown and raw cells (no raw HTML, no
-script URLs, no attachments), so `autograded/`, feedback HTML and formgrader show the
-learner's work without running any of it.
+types that render as text or a picture (`SAFE_MIME`) and rebuilds every output from
+checked fields. Learner-written markdown is rendered to HTML by nbconvert's own renderer
+(the one feedback and formgrader use), then cleaned by a real sanitizer (nh3, an
+allow-list of tags, attributes and URL schemes: no script, no event handler, no
+`javascript:` however it is spelled), and stored as one HTML block that renders to
+itself; raw cells are stored as escaped text. So `autograded/`, feedback HTML and
+formgrader show the learner's work without running any of it.
 """
 
 from __future__ import annotations
 
 import html
 import re
-from typing import Any
+from typing import Any, Final
+
+import nh3
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 
 SAFE_MIME = ("text/plain", "image/png", "image/jpeg")
 BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
 MAX_STRING = 1_000_000
-_GAP = r"[\s\x00-\x1f]*"
-SCRIPT_SCHEME = re.compile(
-    "(?i)(" + "|".join(_GAP.join(word) for word in ("javascript", "vbscript", "data", "file")) + ")"
-    + _GAP + ":"
-)  # fmt: skip
-KEPT_NOTEBOOK_METADATA = ("kernelspec", "language_info")
+COURSE_KERNELSPEC: Final = {
+    "display_name": "Python 3 (ipykernel)",
+    "language": "python",
+    "name": "python3",
+}
+COURSE_LANGUAGE_INFO: Final = {"name": "python"}
+"""The instructor's notebook metadata (what authoring/hygiene.py writes into every source
+notebook): it picks nbconvert's highlighter, so a submission's own is never kept."""
+ALLOWED_TAGS: Final = frozenset(
+    {"a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "div", "dl", "dt", "em"}
+    | {"h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "input", "kbd", "li", "ol", "p"}
+    | {"pre", "s", "span", "strong", "sub", "sup", "table", "tbody", "td", "th", "thead"}
+    | {"tr", "ul"}
+)
+ALLOWED_ATTRIBUTES: Final = {
+    "a": {"href", "title"},
+    "ol": {"start"},
+    "td": {"align", "colspan", "rowspan"},
+    "th": {"align", "colspan", "rowspan"},
+}
+ALLOWED_SCHEMES: Final = frozenset({"http", "https", "mailto"})
+"""Links only: no `<img>` is kept, so nothing the learner wrote makes the instructor's
+browser fetch anything (a remote picture would tell the learner who looked, and when)."""
+_CLEANER: Final = nh3.Cleaner(
+    tags=set(ALLOWED_TAGS),
+    clean_content_tags={"script", "style"},
+    attributes={tag: set(names) for tag, names in ALLOWED_ATTRIBUTES.items()},
+    tag_attribute_values={"input": {"type": {"checkbox"}, "checked": {"", "checked"}}},  # tasks
+    set_tag_attribute_values={"input": {"disabled": "disabled"}},
+    url_schemes=set(ALLOWED_SCHEMES),
+    url_relative="deny",
+    strip_comments=True,
+)
+NO_MATH: Final = "tex2jax_ignore mathjax_ignore"
+"""Classes that keep MathJax (2 and 3) off the learner's text: TeX such as `\\href`
+could otherwise build a link after the sanitizer has run."""
+_LITERAL: Final = str.maketrans(
+    {"\r": "&#13;", "\n": "&#10;", "$": "&#36;", "\\": "&#92;", "`": "&#96;"}
+)
+"""Characters written as references in stored HTML: no line breaks (so markdown sees one
+HTML block and renders it unchanged), no math delimiters and no markdown escapes."""
 
 
 def _text(value: Any) -> str | None:
@@ -83,16 +124,55 @@ def safe_output(output: Any) -> dict[str, Any] | None:
     return None
 
 
+class _PlainCodeRenderer(IPythonRenderer):  # type: ignore[misc]
+    """nbconvert's markdown renderer, except that fenced code is never highlighted: the
+    fence's language would pick a Pygments lexer, some of which take super-linear time
+    (and the sanitizer drops the highlighting anyway)."""
+
+    def block_code(self, code: str, info: str | None = None) -> str:
+        return f"<pre><code>{html.escape(code)}</code></pre>\n"
+
+
+def sanitized_html(markdown: str) -> str:
+    """Learner markdown rendered as feedback renders it, then cleaned by the allow-list."""
+    try:
+        rendered = str(
+            MarkdownWithMath(
+                renderer=_PlainCodeRenderer(escape=False, exclude_anchor_links=True)
+            ).render(markdown)
+        )
+    except Exception:  # nbconvert's renderer refuses some input (a missing attachment)
+        rendered = "<pre>" + html.escape(markdown) + "</pre>"
+    return str(_CLEANER.clean(rendered))
+
+
 def inert_markdown(source: str) -> str:
-    """Learner markdown with raw HTML shown as text and script URLs broken."""
-    return SCRIPT_SCHEME.sub(lambda m: m.group(1) + " :", html.escape(source, quote=False))
+    """Markdown that renders, in nbconvert and JupyterLab alike, to the sanitized HTML of
+    `source` and nothing else: one `<div>` HTML block on one line."""
+    body = sanitized_html(source).translate(_LITERAL)
+    return f'<div class="{NO_MATH}">{body}</div>'
+
+
+def inert_raw(source: str) -> str:
+    """A raw cell's text, escaped: nbconvert copies raw cells into the page as they are."""
+    body = html.escape(source).translate(_LITERAL)
+    return f'<pre class="{NO_MATH}">{body}</pre>'
+
+
+MAX_RENDERED_CELL: Final = 20_000
+"""Longest markdown cell rendered (mistune takes super-linear time on some input, about
+0.15 s for 20 KB at worst); a longer one is kept as escaped text."""
+MAX_RENDERED_NOTEBOOK: Final = 100_000
+"""Characters of markdown rendered per notebook; cells past it are kept as escaped text."""
 
 
 def make_inert(notebook: Any, instructor_ids: set[str]) -> None:
-    """Neutralise every markdown/raw cell the learner wrote, and notebook metadata, in place."""
-    for key in list(notebook.metadata):
-        if key not in KEPT_NOTEBOOK_METADATA:
-            del notebook.metadata[key]
+    """Neutralise every markdown/raw cell the learner wrote, and notebook metadata, in place
+    (the kernelspec and language are the instructor's: they choose the highlighter)."""
+    notebook.metadata.clear()
+    notebook.metadata["kernelspec"] = dict(COURSE_KERNELSPEC)
+    notebook.metadata["language_info"] = dict(COURSE_LANGUAGE_INFO)
+    rendered = 0
     for cell in notebook.cells:
         if cell.cell_type == "code":
             continue
@@ -102,4 +182,10 @@ def make_inert(notebook: Any, instructor_ids: set[str]) -> None:
         cell.pop("attachments", None)
         cell.metadata.pop("format", None)
         cell.metadata.pop("raw_mimetype", None)
-        cell.source = inert_markdown(cell.source)
+        source = cell.source if isinstance(cell.source, str) else ""
+        budget = min(MAX_RENDERED_CELL, MAX_RENDERED_NOTEBOOK - rendered)
+        if cell.cell_type == "markdown" and len(source) <= budget:
+            cell.source = inert_markdown(source)
+            rendered += len(source)
+        else:
+            cell.source = inert_raw(source)

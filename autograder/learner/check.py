@@ -16,27 +16,27 @@ from __future__ import annotations
 
 import random
 import sys
-from collections.abc import Mapping, Sequence
-from types import FrameType
+from collections.abc import Mapping
 from typing import Any
 
-from autograder.answers.functions import call_text
+from autograder.answers.functions import raised_message
 from autograder.core.quantities import Quantity
 from autograder.core.spec import CODE_KINDS
-from autograder.core.verdict import MISSING, Verdict, format_value
+from autograder.core.verdict import MISSING, Verdict
 from autograder.exercises import exercise_spec, function_tasks, learner_givens, practice_givens
 from autograder.feedback.byhand import HandAnswer, read_hand_answers
 from autograder.feedback.judge import JudgeContext, judge, judge_hand
 from autograder.feedback.references import reference_quantities
 from autograder.learner.identity import grading, learner_identity, learner_site
+from autograder.learner.kernel import (
+    PRACTICE_SOURCE,
+    AnswerMismatch,
+    given_line,
+    learner_state,
+    show_verdicts,
+)
 
-
-class AnswerMismatch(AssertionError):
-    """A graded answer does not match PyTorch; the text is the teaching message."""
-
-    def _render_traceback_(self) -> list[str]:
-        """What IPython shows instead of a traceback: just the message."""
-        return f"AnswerMismatch: {self}".split("\n")
+__all__ = ["AnswerMismatch", "Exercise", "judge_hand_answer"]
 
 
 def judge_hand_answer(
@@ -53,33 +53,6 @@ def judge_hand_answer(
     if q is None:
         raise KeyError(f"{exercise} grades no hand answer {name!r}")
     return judge_hand(q, answer, runtime_value, answers)
-
-
-def given_line(learner: str, source: str, values: Mapping[str, float]) -> str:
-    """How the given cell says whose numbers they are."""
-    shown = ", ".join(f"{n} = {format_value(v)}" for n, v in values.items())
-    return f"Numbers of {learner} ({source}): {shown}"
-
-
-def _ipython_shell() -> Any:
-    """The running IPython shell, or None (without importing IPython)."""
-    module = sys.modules.get("IPython")
-    if module is None:
-        return None
-    return module.get_ipython()
-
-
-def _learner_state(frame: FrameType | None) -> tuple[Mapping[str, object], Sequence[str] | None]:
-    """The learner's namespace and the source of the cells run so far (None outside IPython)."""
-    shell = _ipython_shell()
-    if shell is not None:
-        history = getattr(getattr(shell, "history_manager", None), "input_hist_parsed", None)
-        if not isinstance(history, list):
-            history = shell.user_ns.get("In")
-        cells = [c for c in history if isinstance(c, str)] if isinstance(history, list) else []
-        # a shell that stores no history (run_cell without store_history) has nothing to read
-        return shell.user_ns, cells if any(c.strip() for c in cells) else None
-    return (frame.f_globals if frame is not None else {}), None
 
 
 class Exercise:
@@ -116,7 +89,7 @@ class Exercise:
             raise KeyError(f"{self.name} gives no {', '.join(unknown) or 'name'}; valid: {valid}")
         chosen = {n: values[n] for n in names}
         if self._practice is not None:
-            print(given_line("practice", "fresh numbers, not graded", chosen))
+            print(given_line("practice", PRACTICE_SOURCE, chosen))
         else:
             print(given_line(self.learner, self.source, chosen))
         picked = tuple(chosen.values())
@@ -129,23 +102,17 @@ class Exercise:
             return
         self._practice = practice_givens(self.name) if on else None
         if on:
-            print(given_line("practice", "fresh numbers, not graded", self.givens))
+            print(given_line("practice", PRACTICE_SOURCE, self.givens))
             print("Run the Given cell again, then your answers and their checks.")
         else:
             print(f"Back to your own numbers ({self.learner}): run the Given cell again.")
 
     def _raise_or_print(self, verdicts: list[Verdict]) -> None:
-        prefix = "(practice numbers) " if self._practice is not None else ""
-        failures = [prefix + v.message for v in verdicts if not v.passed]
-        for v in verdicts:
-            if v.passed:
-                print(prefix + v.message)
-        if failures:
-            raise AnswerMismatch("\n".join(failures))
+        show_verdicts(verdicts, practice=self._practice is not None)
 
     def check(self, *names: str) -> None:
         """Check the named answers (all hand answers when none is named); raise AnswerMismatch."""
-        namespace, cells = _learner_state(sys._getframe(1))
+        namespace, cells = learner_state(sys._getframe(1))
         givens = self.givens
         hand = read_hand_answers(cells, givens) if cells is not None else None
         context = JudgeContext(self.name, givens, hand, runtime=namespace)
@@ -161,7 +128,7 @@ class Exercise:
         if name not in tasks:
             raise KeyError(f"{self.name} has no function {name!r}; valid: {', '.join(tasks)}")
         task = tasks[name]
-        namespace, _ = _learner_state(sys._getframe(1))
+        namespace, _ = learner_state(sys._getframe(1))
         function = namespace.get(name, MISSING)
         if not callable(function):
             raise AnswerMismatch(f"✗ `{name}` is not a function yet: run the cell that defines it.")
@@ -171,8 +138,8 @@ class Exercise:
             try:
                 results.append(function(*case))
             except Exception as error:
-                message = f"✗ {call_text(task, case)} raised {type(error).__name__}: {error}"
-                raise AnswerMismatch(f"{message[:160]}\n  {task.hint}") from None
+                raised = f"{type(error).__name__}: {error}"
+                raise AnswerMismatch(raised_message(task, case, raised)) from None
         context = JudgeContext(self.name, self.givens, calls={name: (cases, results)})
         self._raise_or_print([judge(self.name, name, context)])
 
@@ -185,7 +152,7 @@ class Exercise:
         if name not in tasks:
             raise KeyError(f"{self.name} has no class part {name!r}; valid: {', '.join(tasks)}")
         task = tasks[name]
-        namespace, _ = _learner_state(sys._getframe(1))
+        namespace, _ = learner_state(sys._getframe(1))
         cls = namespace.get(task.cls, MISSING)
         if not callable(cls):
             raise AnswerMismatch(

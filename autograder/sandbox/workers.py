@@ -1,410 +1,75 @@
-"""The sandbox submissions run in, and the worker processes that live inside it.
+"""The worker processes that run submissions, one per grading slot.
 
-Each grading slot is one worker (`autograder.sandbox.execution`) started under bubblewrap:
-no network, its own PID, IPC, UTS and cgroup namespaces, a cleared environment, and a
-read-only root holding only the Python installation and the virtual environment,
-read-only, plus the answer-free `autograder_shim` package mounted as `autograder`
-(with the worker's own `execution.py` and `framing.py`). The course directory, the real
-`autograder` package (references, diagnoses, functions), solutions/, the gradebook,
-other submissions and the instructor's home are not there.
+A `Worker` starts `autograder.sandbox.execution` inside the sandbox (`bwrap`), in its
+own cgroups (`cgroups`), as the unprivileged sandbox identity (`settings`), and sends it
+one notebook at a time. See `autograder.sandbox.execution` for what happens inside.
 
-Identity: graded as root, the worker runs as an unprivileged user (`Sandbox.user`,
-default `nobody`); graded as an ordinary user, as that user. Either way its user
-namespace maps to that unprivileged uid, never to root.
+Limits are set in `nbgrader_config.py`, e.g. `c.Sandbox.memory_mb = 1024`; where they
+cannot be enforced the grader refuses to grade (`SandboxUnavailable`) unless the
+instructor opts out with `c.Sandbox.require_cgroups = False`.
 
-Limits: every notebook's processes together live in their own cgroups (memory including
-in-memory files, process count, CPU share), created by the grader and joined by the
-notebook before any of its code runs. Where that cannot be done the grader refuses to
-grade (`SandboxUnavailable`) unless the instructor opts out with
-`c.Sandbox.require_cgroups = False`. See `autograder.sandbox.execution` for what each notebook's
-child adds (its own namespaces, private size-capped tmpfs, no capabilities, seccomp).
-
-Limits are set in `nbgrader_config.py`, e.g. `c.Sandbox.memory_mb = 1024`.
+This module also names the sandbox's public parts (`__all__`), so callers import them
+from one place.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
-import pwd
 import select
-import shutil
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from itertools import count
 from pathlib import Path
 from typing import Any
 
-from traitlets import Bool, Float, Int, Unicode
-from traitlets.config import Config, Configurable
-from traitlets.config.loader import PyFileConfigLoader
-
-from autograder.sandbox.framing import FrameError, read_frame, write_frame
-
-CGROUP_ROOT = Path("/sys/fs/cgroup")
-CONTROLLERS = ("memory", "pids", "cpu")
-SHIM_DIR = Path(__file__).resolve().parents[2] / "autograder_shim"
-WORKER_FILES = (  # answer-free: mounted in the sandbox at the same place in the package
-    "sandbox/__init__.py",
-    "sandbox/execution.py",
-    "sandbox/framing.py",
-    "sandbox/confine.py",
-    "core/__init__.py",
-    "core/value_build.py",
+from autograder.sandbox.bwrap import (
+    INSIDE_CGROUP,
+    WORKER_FILES,
+    bwrap_command,
+    check_sandbox,
+    readable_paths,
+    shim_files,
 )
-INSIDE_PACKAGES = "/opt/autograder"  # on PYTHONPATH in the sandbox
-INSIDE_CGROUP = "/run/cgroup"  # where the notebook group's cgroup.procs files appear
-WORKER_TMP_MB = 32
-STATE_DIR = ".autograder"  # the grader's own state in the course folder (markers, logs)
-_GROUP_IDS = count()
+from autograder.sandbox.cgroups import (
+    CGROUP_ROOT,
+    CONTROLLERS,
+    NotebookGroups,
+    cgroup_bases,
+    check_cgroups,
+    make_groups,
+    own_cgroup,
+)
+from autograder.sandbox.framing import FrameError, read_frame, write_frame
+from autograder.sandbox.settings import (
+    STATE_DIR,
+    Identity,
+    Sandbox,
+    SandboxUnavailable,
+    load_config,
+    sandbox_identity,
+    worker_log_dir,
+)
 
-
-def load_config(course_dir: Path) -> Config:
-    """The course's nbgrader configuration, rooted at `course_dir` (the sandbox's limits
-    are in it, so a worker can be started before nbgrader itself is imported)."""
-    config = Config()
-    if (course_dir / "nbgrader_config.py").exists():
-        config = PyFileConfigLoader("nbgrader_config.py", path=str(course_dir)).load_config()
-    config.CourseDirectory.root = str(course_dir)
-    if "db_url" not in config.CourseDirectory:
-        config.CourseDirectory.db_url = f"sqlite:///{course_dir / 'gradebook.db'}"
-    return config
-
-
-def worker_log_dir(course_dir: Path) -> Path:
-    """Where the execution workers of a course write their stderr."""
-    return course_dir / STATE_DIR / "logs"
-
-
-class SandboxUnavailable(RuntimeError):
-    """Grading would have to run learner code unconfined or unlimited; refuse."""
-
-
-class Sandbox(Configurable):  # type: ignore[misc]
-    """Limits for each notebook's execution (configure as c.Sandbox.<name>)."""
-
-    enabled = Bool(True, help="Run submissions in bubblewrap. False is unsafe.").tag(config=True)
-    wall_seconds = Float(120.0, help="Wall time for a whole notebook, seconds.").tag(config=True)
-    cpu_seconds = Float(120.0, help="CPU time of each process of a notebook, seconds.").tag(
-        config=True
-    )
-    cpus = Float(1.0, help="CPU share of a notebook's processes together, in cores.").tag(
-        config=True
-    )
-    memory_mb = Float(
-        2048.0, help="Memory a notebook's processes together may add (in-memory files too), MiB."
-    ).tag(config=True)
-    max_processes = Int(64, help="Processes and threads of a notebook together.").tag(config=True)
-    max_output_bytes = Int(4_000_000, help="Output recorded per notebook, bytes.").tag(config=True)
-    max_file_mb = Float(64.0, help="Largest file a notebook may write, MiB.").tag(config=True)
-    scratch_mb = Float(256.0, help="Size of each private writable filesystem, MiB.").tag(
-        config=True
-    )
-    bwrap = Unicode("bwrap", help="The bubblewrap executable.").tag(config=True)
-    user = Unicode(
-        "nobody",
-        help="Graded as root: the unprivileged user the sandbox runs as (a dedicated account "
-        "is best). Ignored when grading as an ordinary user.",
-    ).tag(config=True)
-    cgroup_parent = Unicode(
-        "",
-        help="cgroup (v1) under which per-notebook groups are made: '/autograder-grader' is "
-        "that path under each controller's mount (e.g. delegated to the grading user); a "
-        "relative path is under the grader's own cgroup of each controller. Default: the "
-        "grader's own cgroup.",
-    ).tag(config=True)
-    require_cgroups = Bool(
-        True,
-        help="Refuse to grade when per-notebook memory/CPU/process limits cannot be enforced "
-        "with cgroups. False keeps only per-process rlimits (weaker).",
-    ).tag(config=True)
-
-    def limits(self) -> dict[str, float]:
-        """The limits as sent to the execution worker."""
-        names = (
-            "wall_seconds",
-            "cpu_seconds",
-            "memory_mb",
-            "max_processes",
-            "max_output_bytes",
-            "max_file_mb",
-            "scratch_mb",
-        )
-        return {name: float(getattr(self, name)) for name in names}
-
-
-# ---------------------------------------------------------------- identity
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who the sandbox runs as on the host (None: the grader's own, unprivileged, user)."""
-
-    uid: int | None = None
-    gid: int | None = None
-
-    @property
-    def host_uid(self) -> int:
-        return os.geteuid() if self.uid is None else self.uid
-
-
-def sandbox_identity(sandbox: Sandbox) -> Identity:
-    """The unprivileged identity outside the sandbox; SandboxUnavailable if there is none."""
-    if os.geteuid() != 0:
-        return Identity()
-    try:
-        entry = pwd.getpwnam(sandbox.user)
-    except KeyError:
-        raise SandboxUnavailable(
-            f"grading as root needs an unprivileged user for the sandbox; {sandbox.user!r} "
-            "does not exist (set c.Sandbox.user, e.g. `useradd --system autograder-sandbox`)"
-        ) from None
-    if entry.pw_uid == 0 or entry.pw_gid == 0:
-        raise SandboxUnavailable(f"c.Sandbox.user {sandbox.user!r} is root; choose another user")
-    return Identity(entry.pw_uid, entry.pw_gid)
-
-
-# ---------------------------------------------------------------- filesystem
-
-
-def real_package_dirs() -> list[Path]:
-    """Where the real (answer-holding) `autograder` package is installed."""
-    spec = importlib.util.find_spec("autograder")
-    dirs = [Path(p).resolve() for p in (spec.submodule_search_locations or [])] if spec else []
-    return dirs
-
-
-def readable_paths() -> list[Path]:
-    """What the sandbox may read: system libraries, Python and the venv (read-only)."""
-    paths = [Path(p) for p in ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc/ld.so.cache")]
-    paths += [Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()]
-    return [p for p in dict.fromkeys(paths) if p.exists()]
-
-
-def shim_files() -> dict[str, Path]:
-    """Inside name -> host file of the package mounted as `autograder` in the sandbox."""
-    package = Path(__file__).resolve().parents[1]
-    files = {"__init__.py": SHIM_DIR / "__init__.py"}
-    files.update({name: package / name for name in WORKER_FILES})
-    return files
-
-
-def hidden_dirs(readable: list[Path]) -> list[Path]:
-    """Real autograder packages that lie inside a mounted path: covered in the sandbox."""
-    return [
-        d
-        for d in real_package_dirs()
-        if any(d == p or p in d.parents for p in readable) and d != SHIM_DIR
-    ]
-
-
-def bwrap_command(sandbox: Sandbox, python: str, groups: NotebookGroups | None) -> list[str]:
-    """The bubblewrap command line that starts one execution worker."""
-    command = [sandbox.bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
-    command += ["--uid", "65534", "--gid", "65534", "--unshare-user"]
-    command += ["--proc", "/proc", "--dev", "/dev", "--dir", "/tmp", "--dir", "/scratch"]
-    command += ["--size", str(WORKER_TMP_MB << 20), "--tmpfs", "/run/worker"]
-    readable = readable_paths()
-    for path in readable:
-        command += ["--ro-bind", str(path), str(path)]
-    for path in hidden_dirs(readable):
-        command += ["--tmpfs", str(path), "--remount-ro", str(path)]
-    package = f"{INSIDE_PACKAGES}/autograder"
-    command += ["--dir", package]
-    for folder in sorted({name.rpartition("/")[0] for name in WORKER_FILES} - {""}):
-        command += ["--dir", f"{package}/{folder}"]
-    for name, source in shim_files().items():
-        command += ["--ro-bind", str(source), f"{package}/{name}"]
-    if groups is not None:
-        command += ["--dir", INSIDE_CGROUP]
-        for controller, group in groups.notebook.items():
-            command += ["--bind", str(group / "cgroup.procs"), f"{INSIDE_CGROUP}/{controller}"]
-    command += ["--remount-ro", "/dev", "--remount-ro", "/"]
-    command += ["--chdir", "/scratch", "--clearenv"]
-    env = {
-        "PATH": f"{Path(sys.prefix) / 'bin'}:/usr/bin:/bin",
-        "HOME": "/run/worker",
-        "TMPDIR": "/run/worker",
-        "IPYTHONDIR": "/run/worker/ipython",
-        "PYTHONPATH": INSIDE_PACKAGES,
-        "PYTHONNOUSERSITE": "1",
-        "MPLCONFIGDIR": "/run/worker/matplotlib",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "LANG": "C.UTF-8",
-        "OMP_NUM_THREADS": "1",
-    }
-    for name, value in env.items():
-        command += ["--setenv", name, value]
-    return [*command, python, "-m", "autograder.sandbox.execution"]
-
-
-# ---------------------------------------------------------------- cgroups
-
-
-def own_cgroup(controller: str) -> str:
-    """This process's cgroup path in a v1 controller's hierarchy ('' when not mounted)."""
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
-            _, names, path = line.split(":", 2)
-            if controller in names.split(","):
-                return path
-    return ""
-
-
-def cgroup_bases(sandbox: Sandbox) -> dict[str, Path]:
-    """Per controller, the v1 cgroup directory under which notebook groups are made."""
-    bases = {}
-    for controller in CONTROLLERS:
-        mount = CGROUP_ROOT / controller
-        parent = sandbox.cgroup_parent
-        if not parent.startswith("/"):
-            parent = f"{own_cgroup(controller)}/{parent}"
-        bases[controller] = mount / parent.strip("/")
-    return bases
-
-
-def check_cgroups(sandbox: Sandbox, identity: Identity) -> dict[str, Path]:
-    """The cgroup bases, verified usable; SandboxUnavailable saying how to fix it."""
-    user = pwd.getpwuid(os.geteuid()).pw_name
-    problems = []
-    bases = cgroup_bases(sandbox)
-    for controller, base in bases.items():
-        mount = CGROUP_ROOT / controller
-        if not (mount / "cgroup.procs").exists():
-            problems.append(f"no cgroup v1 '{controller}' controller at {mount}")
-            continue
-        probe = base / f"autograder-probe-{os.getpid()}-{next(_GROUP_IDS)}"
-        try:
-            probe.mkdir()
-            probe.rmdir()
-        except OSError as error:
-            problems.append(f"cannot create a cgroup under {base} ({error.strerror})")
-    if problems:
-        delegate = "autograder-" + user
-        raise SandboxUnavailable(
-            "per-notebook memory, CPU and process limits need cgroups: "
-            + "; ".join(problems)
-            + ". An administrator can delegate a subtree, e.g. `for c in memory pids cpu; "
-            f"do sudo mkdir -p /sys/fs/cgroup/$c/{delegate} && sudo chown -R {user} "
-            f"/sys/fs/cgroup/$c/{delegate}; done` and set c.Sandbox.cgroup_parent = "
-            f"'/{delegate}'; or opt out with c.Sandbox.require_cgroups = False "
-            "(per-process limits only)."
-        )
-    return bases
-
-
-@dataclass
-class NotebookGroups:
-    """One worker's cgroups: the worker in `worker`, each notebook in `notebook` (limited)."""
-
-    top: dict[str, Path]
-    worker: dict[str, Path]
-    notebook: dict[str, Path]
-
-    def remove(self) -> None:
-        for top in self.top.values():
-            remove_group(top)
-
-
-def remove_group(top: Path, tries: int = 50) -> None:
-    """Remove a worker's group and its two children (they empty a moment after exit)."""
-    for _ in range(tries):
-        for group in (top / "notebook", top / "worker", top):
-            with contextlib.suppress(FileNotFoundError, OSError):
-                group.rmdir()
-        if not top.exists():
-            return
-        time.sleep(0.02)
-
-
-def remove_stale_groups(bases: dict[str, Path]) -> None:
-    """Groups left by a grader that was killed (its pid is gone): removed when empty."""
-    for base in bases.values():
-        with contextlib.suppress(OSError):
-            for top in base.glob("autograder-*-*"):
-                pid = top.name.split("-")[1]
-                if (
-                    pid.isdigit()
-                    and not Path(f"/proc/{pid}").exists()
-                    and (top / "worker").is_dir()
-                ):
-                    remove_group(top, tries=1)
-
-
-def make_groups(sandbox: Sandbox, bases: dict[str, Path], identity: Identity) -> NotebookGroups:
-    """Create a worker's cgroups with the notebook limits; the sandbox user may join them."""
-    remove_stale_groups(bases)
-    name = f"autograder-{os.getpid()}-{next(_GROUP_IDS)}"
-    groups = NotebookGroups({}, {}, {})
-    try:
-        for controller, base in bases.items():
-            top = base / name
-            top.mkdir()
-            groups.top[controller] = top
-            for part, store in (("worker", groups.worker), ("notebook", groups.notebook)):
-                (top / part).mkdir()
-                store[controller] = top / part
-        memory = groups.notebook["memory"]
-        limit = str(int(sandbox.memory_mb * (1 << 20)))
-        (memory / "memory.limit_in_bytes").write_text(limit)
-        if (memory / "memory.memsw.limit_in_bytes").exists():
-            (memory / "memory.memsw.limit_in_bytes").write_text(limit)
-        (groups.notebook["pids"] / "pids.max").write_text(str(sandbox.max_processes))
-        # The worker itself: bubblewrap, its shell, the worker and a notebook's first fork.
-        (groups.worker["pids"] / "pids.max").write_text("16")
-        cpu = groups.notebook["cpu"]
-        (cpu / "cpu.cfs_period_us").write_text("100000")
-        (cpu / "cpu.cfs_quota_us").write_text(str(max(1000, int(sandbox.cpus * 100000))))
-        if identity.uid is not None:
-            for group in [*groups.worker.values(), *groups.notebook.values()]:
-                for entry in ("cgroup.procs", "tasks"):
-                    os.chown(group / entry, identity.uid, identity.gid or -1)
-    except OSError as error:
-        groups.remove()
-        raise SandboxUnavailable(f"cannot set up the notebook's cgroups: {error}") from None
-    return groups
-
-
-# ---------------------------------------------------------------- checks
-
-
-def check_sandbox(sandbox: Sandbox) -> None:
-    """Raise SandboxUnavailable with a clear message if the sandbox cannot run here."""
-    if not sys.platform.startswith("linux"):
-        raise SandboxUnavailable(
-            f"the grading sandbox needs Linux (this is {sys.platform}). "
-            "Grade on Linux, or pass --no-sandbox to run submissions unconfined (unsafe)."
-        )
-    if shutil.which(sandbox.bwrap) is None:
-        raise SandboxUnavailable(
-            "bubblewrap is not installed: `sudo apt-get install bubblewrap` (or `make system`). "
-            "Pass --no-sandbox to run submissions unconfined (unsafe)."
-        )
-    identity = sandbox_identity(sandbox)
-    probe = subprocess.run(
-        [sandbox.bwrap, "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "true"],
-        capture_output=True,
-        text=True,
-        user=identity.uid,
-        group=identity.gid,
-        extra_groups=[] if identity.uid is not None else None,
-        cwd="/",
-    )
-    if probe.returncode != 0:
-        raise SandboxUnavailable(
-            "bubblewrap cannot create namespaces here "
-            f"({probe.stderr.strip() or 'exit ' + str(probe.returncode)}). Enable unprivileged "
-            "user namespaces (sysctl kernel.unprivileged_userns_clone=1), or pass --no-sandbox "
-            "to run submissions unconfined (unsafe)."
-        )
-    if sandbox.require_cgroups:
-        check_cgroups(sandbox, identity)
-
-
-# ---------------------------------------------------------------- workers
+__all__ = [
+    "CGROUP_ROOT",
+    "CONTROLLERS",
+    "STATE_DIR",
+    "WORKER_FILES",
+    "ExecutionResult",
+    "Sandbox",
+    "SandboxUnavailable",
+    "Worker",
+    "cgroup_bases",
+    "check_sandbox",
+    "default_jobs",
+    "load_config",
+    "own_cgroup",
+    "sandbox_identity",
+    "shim_files",
+    "worker_log_dir",
+]
 
 
 def default_jobs() -> int:

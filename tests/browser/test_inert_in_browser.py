@@ -7,6 +7,11 @@ graded by `autograder grade`; then the feedback HTML (file://) and formgrader's 
 that submission (a real `jupyter server` with nbgrader's extension) are opened in
 Chromium, where the payload would set the page title. The same payload rendered without
 the grader's filtering does set it (so the check can fail), and never does here.
+
+A corpus of link and image tricks (`LINK_TRICKS`: escapes, entities, mixed case, control
+characters in schemes, data and vbscript schemes, reference links, autolinks, comments,
+SVG, MathML, srcset, formaction) is written by the learner in markdown and raw cells;
+every link is clicked, and `window.__pwned`, which each trick would set, stays undefined.
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ import pytest
 from nbconvert import HTMLExporter
 from nbgrader.api import Gradebook
 from playwright.sync_api import Browser, Page
-from test_grading_sandbox import HAND, PAYLOAD, html_payloads
+from playwright.sync_api import Error as PlaywrightError
+from test_grading_sandbox import HAND, PAYLOAD, html_payloads, is_written_answer
 
 from autograder.authoring.sample_class import COURSE_ID, make_course, submit_sample_class
 
@@ -39,6 +45,41 @@ SCRIPT_OUTPUTS = [
     {"output_type": "display_data", "metadata": {}, "data": {
         "application/javascript": PAYLOAD, "text/plain": "js"}},
 ]  # fmt: skip
+
+
+SET = "window.__pwned=1"
+LINK_TRICKS = [
+    f"[escaped](javascript\\:{SET})",
+    f"[entity](javascript&colon;{SET})",
+    f"[numeric entity](javascript&#58;{SET})",
+    f"[hex entity](&#x6A;avascript:{SET})",
+    f"[vbscript](vbscript\\:{SET})",
+    f"[mixed case](JaVaScRiPt:{SET})",
+    f"[tab](java&#9;script:{SET})",
+    f"[newline](java&#10;script:{SET})",
+    f"[leading space]( javascript:{SET})",
+    f"[control](&#1;javascript:{SET})",
+    "[data](data:text/html;base64,PHNjcmlwdD53aW5kb3cuX19wd25lZD0xPC9zY3JpcHQ+)",
+    f"[reference][trick]\n\n[trick]: javascript:{SET}",
+    f"<javascript:{SET}>",
+    f"![picture](javascript:{SET})",
+    f'<a href="javascript:{SET}">raw anchor</a>',
+    f'<a href="jav&#x09;ascript:{SET}">raw anchor with entity</a>',
+    f"<!-- comment --><img src=x onerror={SET}>",
+    f"<!--><img src=x onerror={SET}>-->",
+    f'<svg><a xlink:href="javascript:{SET}"><text y="20">svg link</text></a></svg>',
+    f'<svg onload="{SET}"></svg>',
+    f'<math><maction actiontype="statusline" xlink:href="javascript:{SET}">m</maction></math>',
+    f'<img srcset="javascript:{SET} 1x">',
+    f'<form><button formaction="javascript:{SET}">form button</button></form>',
+    f'<details open ontoggle="{SET}">details</details>',
+    f'<iframe src="javascript:{SET}"></iframe>',
+    f'<object data="javascript:{SET}"></object>',
+    f"$\\href{{javascript:{SET}}}{{math link}}$",
+    f'<p style="background:url(javascript:{SET})">styled</p>',
+    f"<script>{SET}</script>",
+]
+URL_ATTRIBUTES = ["href", "src", "srcset", "action", "formaction", "xlink:href", "data"]
 
 
 def run(args: list[str], cwd: Path) -> None:
@@ -59,6 +100,11 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     release = nbformat.read(course / "exercises" / HAND / f"{HAND}.ipynb", 4)
     hostile = html_payloads(release)
     first_answer(hostile).outputs = [nbformat.from_dict(o) for o in SCRIPT_OUTPUTS]
+    tricks = "\n\n".join(LINK_TRICKS)
+    written = next(c for c in hostile.cells if c.cell_type == "markdown" and is_written_answer(c))
+    written.source += "\n\n" + tricks
+    hostile.cells.append(nbformat.v4.new_markdown_cell(tricks))
+    hostile.cells.append(nbformat.v4.new_raw_cell(tricks, metadata={"raw_mimetype": "text/html"}))
     folder = course / "submitted" / "mallory" / HAND
     folder.mkdir(parents=True)
     nbformat.write(hostile, folder / f"{HAND}.ipynb")
@@ -71,6 +117,65 @@ def marked(page: Page) -> bool:
     """Whether the payload ran: it sets the title (given a moment for handlers to fire)."""
     page.wait_for_timeout(1500)
     return bool(page.title() == MARKED)
+
+
+def dangerous_attributes(page: Page) -> list[str]:
+    """Every attribute that names the payload or a script URL, on any element of the page."""
+    found = page.evaluate(
+        """(urlAttributes) => {
+            const bad = [];
+            for (const el of document.querySelectorAll('*')) {
+                for (const attr of el.attributes) {
+                    const url = attr.value.replace(/[\\s\\x00-\\x1f]/g, '').toLowerCase();
+                    const script = /(^|,)(javascript|vbscript|data):/.test(url);
+                    if (attr.value.includes('__pwned')
+                        || (urlAttributes.includes(attr.name.toLowerCase()) && script)) {
+                        bad.push(`${el.tagName} ${attr.name}=${attr.value}`);
+                    }
+                }
+            }
+            return bad;
+        }""",
+        URL_ATTRIBUTES,
+    )
+    return [str(f) for f in found]
+
+
+REPORT_PWNED = """Object.defineProperty(window, '__pwned', {
+    configurable: true, get() { return undefined; }, set(v) { window.__reportPwned(v); }
+});"""
+"""In every document of the page (also one a `javascript:` URL puts in its place), setting
+`window.__pwned` is reported to the test."""
+
+
+CLICK = """(index) => {
+    const el = document.querySelectorAll('a, button')[index];
+    if (!el) { return; }
+    if (typeof el.click === 'function') { el.click(); return; }
+    el.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true, view: window}));
+}"""
+"""Click the index-th link or button (an SVG link has no .click(): it gets a click event)."""
+
+
+def click_every_link(page: Page, url: str) -> bool:
+    """Load `url` and click each link and button in turn (reloading whenever a click left
+    the page); True when anything set `window.__pwned`, on load or on a click."""
+    ran: list[object] = []
+    page.expose_function("__reportPwned", lambda value: ran.append(value))
+    page.add_init_script(REPORT_PWNED)
+    page.goto(url)
+    count = int(page.evaluate("document.querySelectorAll('a, button').length"))
+    for index in range(count):
+        try:
+            if page.url != url or not page.evaluate("window.__fresh === true"):
+                page.goto(url)
+            page.evaluate("window.__fresh = true")
+            page.evaluate(CLICK, index)
+        except PlaywrightError:  # the click navigated away mid-call: reloaded next time
+            pass
+        page.wait_for_timeout(100)
+    page.wait_for_timeout(500)
+    return bool(ran)
 
 
 def test_the_payload_runs_when_rendered_unfiltered(
@@ -86,6 +191,8 @@ def test_the_payload_runs_when_rendered_unfiltered(
         page = context.new_page()
         page.goto(page_file.as_uri())
         assert marked(page)
+        assert dangerous_attributes(page)
+        assert click_every_link(page, page_file.as_uri())
     finally:
         context.close()
 
@@ -100,6 +207,10 @@ def test_feedback_html_is_inert(course: Path, browser: Browser) -> None:
         text = page.inner_text("body")
         assert '<img src=x onerror="' in text  # the answer is shown, as text
         assert "IPython.core.display.HTML object" in text  # the output, as plain text
+        assert "raw anchor with entity" in text  # the tricks' text is shown
+        assert dangerous_attributes(page) == []
+        assert not click_every_link(page, feedback.as_uri())
+        assert not marked(page)
     finally:
         context.close()
 
@@ -154,5 +265,9 @@ def test_formgrader_shows_the_submission_inert(
         assert '<img src=x onerror="' in text, text[:2000]
         widgets = page.evaluate("document.querySelectorAll('script[type*=widget]').length")
         assert json.loads(json.dumps(widgets)) == 0
+        assert "raw anchor with entity" in text
+        assert dangerous_attributes(page) == []
+        assert not click_every_link(page, page.url)
+        assert not marked(page)
     finally:
         context.close()

@@ -63,3 +63,13 @@ def per_role(spawner):  # type: ignore[no-untyped-def]
 
 
 c.Spawner.pre_spawn_hook = per_role
+
+
+# --- The check service (issue 20): learners' checks judged here, where the answer key is.
+# Kept in this one block; everything else is in autograder/classroom/checks/.
+if os.environ.get("CLASS_CHECKS_PORT"):
+    from autograder.classroom.checks.hub import add_check_service
+
+    add_check_service(
+        c, str(VENV_BIN / "python"), int(os.environ["CLASS_CHECKS_PORT"]), INSTRUCTOR, COURSE_DIR
+    )

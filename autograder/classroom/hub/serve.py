@@ -125,6 +125,7 @@ def prepare(args: argparse.Namespace) -> dict[str, str]:
         "CLASS_HUB_PORT": str(args.hub_port),
         "CLASS_PROXY_API_PORT": str(args.proxy_api_port),
         "CLASS_USERS": " ".join(args.users or []),
+        "CLASS_CHECKS_PORT": str(args.checks_port or ""),  # the check service (issue 20)
     }
 
 
@@ -138,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hub-port", type=int, default=8081)
     parser.add_argument("--proxy-api-port", type=int, default=8001)
     parser.add_argument("--users", nargs="*", help="only these may log in (default: any local)")
+    parser.add_argument(
+        "--checks-port", type=int, default=0,
+        help="run the check service on this loopback port (classroom/checks; default: off)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     try:
         env = prepare(args)

@@ -1,0 +1,7 @@
+"""The class check service: learners' checks judged where the answer key is.
+
+`judging`: the protocol's answers, computed by `feedback.judge` as the grader computes
+them; `service`: the JupyterHub service (tornado, hub token auth) that serves them;
+`hub`: the hook that adds it to the class hub's config; `learner_package`: the answer-free
+`autograder` package students import, whose `Exercise` asks this service.
+"""

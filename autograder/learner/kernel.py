@@ -1,0 +1,66 @@
+"""What any `Exercise` does in the learner's kernel, whoever judges: answer-free.
+
+The self-study `Exercise` (`learner.check`, judging in the kernel) and the class one
+(`autograder_client`, asking the course's check service) share these: reading the
+learner's namespace and cells, saying whose numbers are in use, and showing verdicts
+(✓ lines printed, ✗ lines raised as `AnswerMismatch`). Shipped in the students'
+environment (`classroom.checks.learner_package`), so it imports only `core.verdict`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from types import FrameType
+from typing import Any
+
+from autograder.core.verdict import Verdict, format_value
+
+PRACTICE_PREFIX = "(practice numbers) "
+PRACTICE_SOURCE = "fresh numbers, not graded"
+
+
+class AnswerMismatch(AssertionError):
+    """A graded answer does not match PyTorch; the text is the teaching message."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows instead of a traceback: just the message."""
+        return f"AnswerMismatch: {self}".split("\n")
+
+
+def given_line(learner: str, source: str, values: Mapping[str, float]) -> str:
+    """How the given cell says whose numbers they are."""
+    shown = ", ".join(f"{n} = {format_value(v)}" for n, v in values.items())
+    return f"Numbers of {learner} ({source}): {shown}"
+
+
+def ipython_shell() -> Any:
+    """The running IPython shell, or None (without importing IPython)."""
+    module = sys.modules.get("IPython")
+    if module is None:
+        return None
+    return module.get_ipython()
+
+
+def learner_state(frame: FrameType | None) -> tuple[Mapping[str, object], Sequence[str] | None]:
+    """The learner's namespace and the source of the cells run so far (None outside IPython)."""
+    shell = ipython_shell()
+    if shell is not None:
+        history = getattr(getattr(shell, "history_manager", None), "input_hist_parsed", None)
+        if not isinstance(history, list):
+            history = shell.user_ns.get("In")
+        cells = [c for c in history if isinstance(c, str)] if isinstance(history, list) else []
+        # a shell that stores no history (run_cell without store_history) has nothing to read
+        return shell.user_ns, cells if any(c.strip() for c in cells) else None
+    return (frame.f_globals if frame is not None else {}), None
+
+
+def show_verdicts(verdicts: Sequence[Verdict], practice: bool) -> None:
+    """Print the passed verdicts; raise AnswerMismatch with the failed ones."""
+    prefix = PRACTICE_PREFIX if practice else ""
+    failures = [prefix + v.message for v in verdicts if not v.passed]
+    for v in verdicts:
+        if v.passed:
+            print(prefix + v.message)
+    if failures:
+        raise AnswerMismatch("\n".join(failures))

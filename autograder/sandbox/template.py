@@ -1,0 +1,135 @@
+"""The template process every notebook is forked from, and the relay's handle on it.
+
+The worker's first act is to fork the template, before it reads any request. The
+template imports torch and IPython once, builds the shell, and then only waits for the
+word "fork" on a socket: with it come two file descriptors, a sealed-off memory file
+holding one notebook's request and the pipe that notebook writes its frames to. It
+forks, closes both, reports the child's pid, waits for the child and reports how it
+ended. It never reads a request, a frame or an output, so every notebook starts from
+memory that never held another student's data (freed memory included).
+
+torch's thread pool never starts in the template (one intra-op thread, and no tensor
+operation runs here), so forking it stays safe and costs about as much as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import traceback
+from typing import Any
+
+from autograder.sandbox.capture import build_shell
+from autograder.sandbox.isolation import NEEDED_PATHS, PR_SET_PDEATHSIG, libc, needed_paths
+
+FORK = b"fork"
+REPLY = struct.Struct("<ci")  # (b"F", pid) once forked, then (b"X", wait status)
+READY = b"ready"
+
+
+def preload() -> Any:
+    """Import what every notebook imports, without starting torch's thread pool."""
+    os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    import torch
+
+    # One intra-op thread: torch then never starts its thread pool, so forking stays safe.
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    import autograder  # noqa: F401  (in the sandbox: the answer-free shim)
+
+    NEEDED_PATHS[:] = needed_paths()
+    shell = build_shell()
+    # Everything loaded so far is never collected: a notebook's garbage collections then
+    # do not touch (and so copy, and count against its memory limit) the template's pages.
+    gc.collect()
+    gc.freeze()
+    return shell
+
+
+def template_main(channel: socket.socket) -> None:
+    """Fork one notebook child per "fork" until the relay hangs up. Never returns."""
+    from autograder.sandbox.notebook import child_main
+
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):  # the grader's pipes: the template and its children never see them
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    shell = preload()
+    channel.send(READY)
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(channel, len(FORK), 2)
+        except OSError:
+            os._exit(0)
+        if message != FORK or len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            if not message:
+                os._exit(0)  # the relay is gone
+            continue
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            channel.close()
+            child_main(shell, *fds)
+        for fd in fds:
+            os.close(fd)
+        channel.send(REPLY.pack(b"F", pid))
+        _, status = os.waitpid(pid, 0)
+        channel.send(REPLY.pack(b"X", status))
+
+
+class Template:
+    """The relay's side: start the template, ask for a child, learn how it ended."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.pid = os.fork()
+        if self.pid == 0:
+            ours.close()
+            try:
+                template_main(theirs)
+            except BaseException:
+                traceback.print_exc()  # into the worker's log: why it did not start
+            finally:
+                os._exit(1)
+        theirs.close()
+        self.channel = ours
+
+    def _receive(self, timeout: float) -> bytes | None:
+        if not select.select([self.channel], [], [], timeout)[0]:
+            return None
+        with contextlib.suppress(OSError):
+            return self.channel.recv(64) or None
+        return None
+
+    def wait_ready(self, timeout: float = 300.0) -> bool:
+        return self._receive(timeout) == READY
+
+    def fork(self, request_fd: int, out_fd: int, timeout: float = 30.0) -> int | None:
+        """A child that will read `request_fd` and write to `out_fd`: its pid, None if the
+        template is gone."""
+        try:
+            socket.send_fds(self.channel, [FORK], [request_fd, out_fd])
+        except OSError:
+            return None
+        reply = self._receive(timeout)
+        if reply is None or len(reply) != REPLY.size:
+            return None
+        kind, pid = REPLY.unpack(reply)
+        return pid if kind == b"F" else None
+
+    def wait_exit(self, timeout: float = 10.0) -> int | None:
+        """The child's wait status once the template reaped it; None if it did not say."""
+        reply = self._receive(timeout)
+        if reply is None or len(reply) != REPLY.size:
+            return None
+        kind, status = REPLY.unpack(reply)
+        return status if kind == b"X" else None

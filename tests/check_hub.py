@@ -1,0 +1,268 @@
+"""A real JupyterHub with the class check service, and students' kernels that use it.
+
+`CheckHub.start(root, learners)` writes a hub config (its own free loopback ports, the
+course's configurable-http-proxy, users who exist only in the hub: the test creates them
+and their API tokens through the hub's REST API as an admin service), adds the check
+service with the class hook (`classroom.checks.hub.add_check_service`) and starts
+`jupyterhub`. `StudentsEnvironment` is what a class gives students: a fresh venv holding
+the answer-free `autograder` and `autograd_lessons` (`learner_package.install`), with
+the course environment's third-party packages reachable through a folder of links (not
+the course's own package, nor its editable-install hooks). `StudentKernel` is an IPython
+kernel of that environment with a learner's token, as a hub server's kernel has.
+Used by tests/test_check_service.py and benchmarks/check_latency.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from queue import Empty
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+VENV = Path(sys.prefix)
+PROXY = (
+    REPO / "autograder" / "classroom" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
+)
+COURSE_OWN = ("__editable__", "backward_course", "autograder", "autograd_lessons")
+
+CONFIG = """\
+import sys
+from autograder.classroom.checks.hub import add_check_service
+
+c = get_config()
+c.JupyterHub.bind_url = "http://127.0.0.1:{port}"
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = {hub_port}
+c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
+c.ConfigurableHTTPProxy.command = [{proxy!r}]
+c.ConfigurableHTTPProxy.pid_file = {pid_file!r}
+c.JupyterHub.db_url = "sqlite:///{root}/hub.sqlite"
+c.JupyterHub.cookie_secret_file = "{root}/cookie_secret"
+c.JupyterHub.authenticator_class = "dummy"  # users exist only in the hub (REST API)
+c.Authenticator.allow_all = True
+c.JupyterHub.services = [{{"name": "test-admin", "api_token": {admin_token!r}}}]
+c.JupyterHub.load_roles = [
+    {{"name": "test-admin", "scopes": ["admin:users", "tokens"], "services": ["test-admin"]}}
+]
+add_check_service(c, sys.executable, {service_port})
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class CheckHub:
+    root: Path
+    port: int
+    service_port: int
+    admin_token: str
+    process: subprocess.Popen[bytes]
+    tokens: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def checks_url(self) -> str:
+        """The service through the hub's proxy (what a browser would use)."""
+        return f"{self.url}/services/checks/"
+
+    @property
+    def direct_checks_url(self) -> str:
+        """The service as servers reach it (AUTOGRADER_CHECKS_URL in the class hub)."""
+        return f"http://127.0.0.1:{self.service_port}/services/checks/"
+
+    @classmethod
+    def start(cls, root: Path, learners: list[str]) -> CheckHub:
+        root.mkdir(parents=True, exist_ok=True)
+        port, service_port, admin = free_port(), free_port(), secrets.token_hex(16)
+        config = CONFIG.format(
+            port=port, hub_port=free_port(), proxy_api_port=free_port(), proxy=str(PROXY),
+            pid_file=str(root / "proxy.pid"), root=root, admin_token=admin,
+            service_port=service_port,
+        )  # fmt: skip
+        (root / "jupyterhub_config.py").write_text(config)
+        log = open(root / "hub.log", "wb")  # noqa: SIM115 (closed with the process)
+        env = {**os.environ, "PATH": f"{VENV / 'bin'}:{os.environ['PATH']}"}
+        process = subprocess.Popen(
+            [str(VENV / "bin" / "jupyterhub"), "-f", str(root / "jupyterhub_config.py")],
+            cwd=root, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+        )  # fmt: skip
+        hub = cls(root, port, service_port, admin, process)
+        try:
+            hub._wait_up()
+            hub.api("POST", "/users", {"usernames": learners})
+            for name in learners:
+                hub.tokens[name] = hub.new_token(name)
+        except BaseException:
+            hub.stop()
+            raise
+        return hub
+
+    def _wait_up(self) -> None:
+        deadline = time.monotonic() + 120
+        while True:
+            assert self.process.poll() is None, f"the hub exited:\n{self.log()}"
+            try:
+                self.ask("exercise", {}, token="")
+            except urllib.error.HTTPError as error:
+                if error.code == 403:  # the proxy routes to the service, which refuses
+                    return
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, f"the hub did not come up:\n{self.log()}"
+            time.sleep(0.3)
+
+    def api(self, method: str, path: str, body: object = None) -> Any:
+        """The hub's REST API as the admin service."""
+        request = urllib.request.Request(
+            f"{self.url}/hub/api{path}",
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Authorization": f"token {self.admin_token}"},
+            method=method,
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read() or b"null")
+
+    def new_token(self, name: str, scopes: list[str] | None = None) -> str:
+        from autograder.classroom.checks.hub import ACCESS
+
+        body = {"scopes": [ACCESS] if scopes is None else scopes, "note": "check test"}
+        return str(self.api("POST", f"/users/{name}/tokens", body)["token"])
+
+    def ask(
+        self, action: str, request: dict[str, Any], token: str, url: str | None = None
+    ) -> dict[str, Any]:
+        """One protocol request with `token` (through the proxy unless `url`)."""
+        message = urllib.request.Request(
+            f"{url or self.checks_url}api/{action}",
+            data=json.dumps(request).encode(),
+            headers={"Authorization": f"token {token}"},
+            method="POST",
+        )
+        with urllib.request.urlopen(message, timeout=60) as response:
+            answer: dict[str, Any] = json.loads(response.read())
+            return answer
+
+    def log(self) -> str:
+        path = self.root / "hub.log"
+        return path.read_text(errors="replace")[-6000:] if path.exists() else ""
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+@dataclass
+class StudentsEnvironment:
+    root: Path
+
+    @property
+    def python(self) -> Path:
+        return self.root / "venv" / "bin" / "python"
+
+    @property
+    def site_packages(self) -> Path:
+        return next((self.root / "venv" / "lib").glob("python*/site-packages"))
+
+    @classmethod
+    def build(cls, root: Path) -> StudentsEnvironment:
+        from autograder.classroom.checks.learner_package import install
+
+        venv = root / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        env = cls(root)
+        links = root / "third_party"
+        links.mkdir()
+        course_site = next((VENV / "lib").glob("python*/site-packages"))
+        for entry in course_site.iterdir():
+            if entry.name.startswith(COURSE_OWN) or entry.suffix == ".pth":
+                continue
+            (links / entry.name).symlink_to(entry)
+        (env.site_packages / "third_party.pth").write_text(f"{links}\n")
+        install(env.site_packages)
+        return env
+
+
+class StudentKernel:
+    """An IPython kernel of the students' environment, as `learner`'s hub server starts it."""
+
+    def __init__(self, environment: StudentsEnvironment, token: str, checks_url: str) -> None:
+        self.environment = environment
+        self.env = {
+            "PATH": f"{environment.python.parent}:/usr/bin:/bin",
+            "HOME": str(environment.root),
+            "LANG": "C.UTF-8",
+            "JUPYTERHUB_API_TOKEN": token,
+            "AUTOGRADER_CHECKS_URL": checks_url,
+            "MPLBACKEND": "agg",
+        }
+
+    def __enter__(self) -> StudentKernel:
+        from jupyter_client.kernelspec import KernelSpecManager
+        from jupyter_client.manager import KernelManager
+
+        specs = self.environment.root / "kernels"
+        spec = specs / "students"
+        if not spec.exists():
+            spec.mkdir(parents=True)
+            argv = [str(self.environment.python), "-m", "ipykernel_launcher"]
+            argv += ["-f", "{connection_file}"]
+            (spec / "kernel.json").write_text(
+                json.dumps({"argv": argv, "display_name": "students", "language": "python"})
+            )
+        self.manager = KernelManager(
+            kernel_name="students", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)])
+        )
+        home = self.environment.root / "home"  # a student's kernel runs in their folder
+        home.mkdir(exist_ok=True)
+        self.manager.start_kernel(env=self.env, cwd=str(home))
+        self.client = self.manager.blocking_client()
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=120)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.stop_channels()
+        self.manager.shutdown_kernel(now=True)
+
+    def run(self, code: str, timeout: float = 120) -> tuple[str, str | None]:
+        """(what the cell printed, the error's text or None)."""
+        msg_id = self.client.execute(code, store_history=True)
+        printed, error = [], None
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                msg = self.client.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
+            except Empty:
+                raise TimeoutError(f"no answer within {timeout} s to:\n{code[:300]}") from None
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream":
+                printed.append(content["text"])
+            elif kind == "error":
+                error = f"{content['ename']}: {content['evalue']}"
+            elif kind == "status" and content["execution_state"] == "idle":
+                return "".join(printed), error
