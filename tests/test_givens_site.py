@@ -138,6 +138,19 @@ def test_grader_and_autograde_kernel_agree_on_the_instructor_side(secret_course:
     assert learner_givens(EXERCISE, "ada", learner_side, key) == givens_for(EXERCISE, "ada", site)
 
 
+def test_the_check_service_gives_the_graders_numbers(secret_course: Path) -> None:
+    """Where checks run on the instructor's side (the class's check service), the numbers
+    a learner is given are the grader's: the course's id and secret."""
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.classroom.checks.judging import Judging
+
+    site = course_site(CourseDirectory(config=load_config(secret_course)))
+    answer = Judging(b"seal", site).exercise("ada", {"exercise": EXERCISE})
+    assert answer["givens"] == givens_for(EXERCISE, "ada", site)
+    assert answer["givens"] != givens_for(EXERCISE, "ada", PUBLIC)
+
+
 @pytest.mark.sandbox
 def test_the_sandbox_cannot_read_the_secret(secret_course: Path) -> None:
     sandbox = Sandbox(config=load_config(secret_course))
