@@ -33,6 +33,7 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # Feedback must not show the hidden tests.
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
+    "autograder.classroom.lateness.NoteLateness",  # how late, when it was (any penalty)
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]

@@ -15,6 +15,7 @@ from pathlib import Path
 # schema uses that format, so the command goes without it.
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
+from autograder.core.terminal import shown  # noqa: E402
 from autograder.sandbox.workers import (  # noqa: E402
     Sandbox,
     SandboxUnavailable,
@@ -53,6 +54,15 @@ collected), refusing with the reason any inbound folder that holds links, specia
 unsafe names or too much, or that is not owned by the student it names (unless
 c.ExchangeCollect.check_owner = False); then it grades every new or changed submission
 under submitted/ within seconds, into the gradebook, as `autograder grade` does.
+"""
+
+SECRET_DESCRIPTION = """\
+Create the course's secret (.autograder/givens_secret, mode 0600), once. Each learner's
+numbers then come from their key, HMAC(secret, login): `make class` hands each student
+their own key (AUTOGRADER_LEARNER_KEY), and the grader and `nbgrader autograde` on the
+instructor's side compute it; no one can compute another learner's numbers. Without a
+secret the numbers come from the course id (c.CourseDirectory.course_id) and the login.
+Create it before the class starts: learners' numbers change with it.
 """
 
 SERVE_EPILOG = """\
@@ -130,7 +140,37 @@ def build_parser() -> argparse.ArgumentParser:
         "--course-dir", type=Path, default=Path.cwd(), help="nbgrader course directory (default: .)"
     )
     report.add_argument("--out", type=Path, help="output folder (default: COURSE_DIR/reports)")
+    secret = commands.add_parser(
+        "secret",
+        help="create the course's secret, so no one can compute another learner's numbers",
+        description=SECRET_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    secret.add_argument(
+        "--course-dir", type=Path, default=Path.cwd(), help="nbgrader course directory (default: .)"
+    )
     return parser
+
+
+def create_secret(args: argparse.Namespace) -> int:
+    """`autograder secret`: the course's secret, created once."""
+    from autograder.core.givens import create_secret
+
+    course = args.course_dir.resolve()
+    if not (course / "nbgrader_config.py").is_file():
+        print(f"error: {course} is not an nbgrader course (no nbgrader_config.py)", file=sys.stderr)
+        return 2
+    try:
+        path = create_secret(course)
+    except FileExistsError as error:
+        print(
+            f"error: {error.filename} exists: a new secret would change every learner's "
+            "numbers; delete it first if that is what you want",
+            file=sys.stderr,
+        )
+        return 2
+    print(f"wrote {path} (mode 0600): learners' numbers now come from it")
+    return 0
 
 
 def report(args: argparse.Namespace) -> int:
@@ -144,7 +184,7 @@ def report(args: argparse.Namespace) -> int:
     try:
         written = write_report(course, args.assignment, args.out or course / "reports")
     except ReportError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {shown(error)}", file=sys.stderr)
         return 1 if isinstance(error, NothingGraded) else 2
     for path in written:
         print(f"wrote {path}")
@@ -250,7 +290,7 @@ def grade_with(args: argparse.Namespace, course: Path, first: Worker) -> int:
         bar.close()
     except SubmissionError as error:
         grader.close(now=True)
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {shown(error)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         grader.close(now=True)
@@ -273,13 +313,13 @@ def grade_with(args: argparse.Namespace, course: Path, first: Worker) -> int:
     for outcome in outcomes:
         sub = outcome.submission
         if outcome.status == "failed":
-            print(f"  FAILED {sub.key}:")
+            print(f"  FAILED {shown(sub.key)}:")
             for reason in outcome.reasons:
-                print(f"    - {reason}")
+                print(f"    - {shown(reason)}")
         elif outcome.status == "graded" and outcome.reasons:
-            print(f"  noted  {sub.key} ({outcome.score:g}/{outcome.max_score:g}):")
+            print(f"  noted  {shown(sub.key)} ({outcome.score:g}/{outcome.max_score:g}):")
             for reason in outcome.reasons:
-                print(f"    - {reason}")
+                print(f"    - {shown(reason)}")
     return 1 if counts["failed"] else 0
 
 
@@ -296,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2 if sandbox is None else serve(args, course, sandbox)
     if args.command == "report":
         return report(args)
+    if args.command == "secret":
+        return create_secret(args)
     parser.print_help()
     return 2
 

@@ -136,3 +136,20 @@ def test_ctrl_c_stops_cleanly_and_a_rerun_finishes(small_course: Path) -> None:
     assert sorted(gradebook_scores(small_course)) == sorted(
         k for k in expected_scores() if k[1] == ASSIGNMENT
     )
+
+
+def test_learner_chosen_names_reach_the_terminal_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A notebook named with terminal escapes (clear screen, cursor, bidi override) is
+    named in the summary as escapes, never as the sequences themselves."""
+    course = make_course(tmp_path / "course", [ASSIGNMENT])
+    folder = course / "submitted" / "ada" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    evil = "\x1bc\x1b7graded ada 10\x08\u202e.ipynb"
+    source = course / "exercises" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    (folder / evil).write_bytes(source.read_bytes())
+    assert main(["grade", "--course-dir", str(course), "--quiet", "-j", "1"]) == 1
+    out, err = capsys.readouterr()
+    assert "FAILED ada/" in out and "\\x1bc\\x1b7graded ada 10\\x08\\u202e.ipynb" in out, out
+    assert not [c for c in out + err if c in "\x1b\x08\u202e"]

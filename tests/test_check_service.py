@@ -415,6 +415,7 @@ def test_the_class_hub_config_adds_the_service(
     assert service["name"] == "checks" and service["user"] == "teacher"
     assert service["url"] == "http://127.0.0.1:8123"
     assert service["command"][:1] == ["/venv/bin/python"]
+    assert service["command"][-2:] == ["--course-dir", str(tmp_path)]  # the course's numbers
     roles = config.JupyterHub.load_roles.get_value([])
     assert {"name": "user", "scopes": ["self", ACCESS]} in roles
     assert ACCESS in config.Spawner.server_token_scopes

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from nbgrader.utils import parse_utc
 
 from autograder.authoring.sample_class import (
     SAMPLE_CLASS,
@@ -74,7 +75,12 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     exchange = root / "exchange"
     exchange.mkdir()
     course = make_course(
-        root / "course", [ASSIGNMENT], extra_config=f"c.Exchange.root = {str(exchange)!r}\n"
+        root / "course",
+        [ASSIGNMENT],
+        extra_config=f"c.Exchange.root = {str(exchange)!r}\n"
+        # nbgrader's own late-penalty plugin: a late hand-in scores zero (no due date is set
+        # until test_a_late_hand_in_is_late_everywhere, the last test)
+        'c.LateSubmissionPlugin.penalty_method = "zero"\n',
     )
     # make_course generated the learners' version into exercises/; nbgrader publishes release/.
     shutil.copytree(course / "exercises" / ASSIGNMENT, course / "release" / ASSIGNMENT)
@@ -148,6 +154,25 @@ class Student:
         run(["nbgrader", "submit", ASSIGNMENT, f"--student={student_id}"], self.home, self.env)
         return time.monotonic()
 
+    def submit_as(self, file_name: str) -> None:
+        """Hand in ada's notebook under another file name (and nothing else)."""
+        folder = self.home / ASSIGNMENT
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        shutil.copy(SAMPLE_CLASS / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", folder / file_name)
+        run(["nbgrader", "submit", ASSIGNMENT, f"--student={ME}"], self.home, self.env)
+
+    def fetch_pages(self) -> dict[str, str]:
+        """Every feedback page `nbgrader fetch_feedback` brings: 'timestamp/name' -> text."""
+        run(["nbgrader", "fetch_feedback", ASSIGNMENT, f"--student={ME}"], self.home, self.env)
+        folder = self.home / ASSIGNMENT / "feedback"
+        return {
+            str(page.relative_to(folder)): html.unescape(
+                re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8"))
+            )
+            for page in folder.glob("*/*.html")
+        }
+
     def fetch_feedback(self) -> str:
         """The newest feedback page `nbgrader fetch_feedback` brings, as plain text."""
         run(["nbgrader", "fetch_feedback", ASSIGNMENT, f"--student={ME}"], self.home, self.env)
@@ -207,8 +232,11 @@ def test_submissions_from_the_exchange_are_collected_graded_and_fed_back(
     graded = service.next_line(f" {ME}/{ASSIGNMENT}")
     assert graded.startswith(f"graded {ME}/{ASSIGNMENT} {expected['ada', ASSIGNMENT]:g}/"), graded
     assert gradebook_scores(service.course)[(ME, ASSIGNMENT)] == expected[("ada", ASSIGNMENT)]
+    # The submission time is when the hand-in arrived, a moment after the time it names.
     inbound = sorted((service.exchange / COURSE_ID / "inbound").iterdir())
-    assert (mine / "timestamp.txt").read_text() == inbound[-1].name.split("+")[2]
+    claimed = parse_utc(inbound[-1].name.split("+")[2])
+    arrived = parse_utc((mine / "timestamp.txt").read_text())
+    assert datetime.timedelta(0) <= arrived - claimed < datetime.timedelta(seconds=60)
     assert (mine / "submission_secret.txt").is_file()  # fetch_feedback needs it
     released = service.next_line(f" {ME}/{ASSIGNMENT}")
     assert released.startswith(f"feedback {ME}/{ASSIGNMENT}: released 1 page"), released
@@ -373,3 +401,59 @@ def test_inbound_names_are_read_as_nbgrader_reads_them() -> None:
     assert plain is not None and plain.student == "ada"
     assert parse_inbound_name("ada+notes") is None
     assert parse_inbound_name(f"ada+{ASSIGNMENT}+yesterday+x") is None
+
+
+def test_an_ungradable_hand_in_is_refused_told_and_escaped(
+    service: Service, tmp_path: Path
+) -> None:
+    """A misnamed notebook whose name drives the terminal: the good hand-in stands, the
+    student fetches a page saying why, and the instructor's terminal sees escapes."""
+    student = Student(tmp_path / "home", service.exchange)
+    student.submit("ada")
+    service.next_line(f"collected {ME}/{ASSIGNMENT}")  # (past lines of earlier tests)
+    assert service.next_line(f" {ME}/{ASSIGNMENT}").startswith(f"graded {ME}/{ASSIGNMENT}")
+    assert service.next_line(f" {ME}/{ASSIGNMENT}").startswith(f"feedback {ME}/{ASSIGNMENT}")
+    mine = service.course / "submitted" / ME / ASSIGNMENT
+    good = (mine / f"{ASSIGNMENT}.ipynb").read_bytes()
+    evil = "\x1bc\x1b7graded everyone 10\x08\x08\u202e.ipynb"  # reset, cursor, bidi
+    student.submit_as(evil)
+    refused = service.next_line(f"REFUSED {ME}/{ASSIGNMENT}")
+    assert "cannot be graded" in refused and f"{ASSIGNMENT}.ipynb is missing" in refused
+    assert "found \\x1bc\\x1b7graded everyone 10\\x08\\x08\\u202e.ipynb" in refused, refused
+    # An inbound folder whose name is escape sequences: named, escaped.
+    (service.exchange / COURSE_ID / "inbound" / "\x1b]0;owned\x07\x1b[1;1H").mkdir()
+    ignored = service.next_line("ignoring inbound/")
+    assert "inbound/\\x1b]0;owned\\x07\\x1b[1;1H: not student+assignment" in ignored, ignored
+    time.sleep(0.5)
+    assert not [line for line in service.seen if "\x1b" in line or "\u202e" in line]
+    assert (mine / f"{ASSIGNMENT}.ipynb").read_bytes() == good  # the good one stands
+    pages = student.fetch_pages()
+    told = [text for name, text in pages.items() if name.endswith("everyone 10\x08\x08\u202e.html")]
+    assert told, sorted(pages)
+    assert "this hand-in was not graded" in told[0] and f"{ASSIGNMENT}.ipynb is missing" in told[0]
+    assert "stands: it is the one graded" in told[0]
+
+
+def test_a_late_hand_in_is_late_everywhere(service: Service, tmp_path: Path) -> None:
+    """After the due date (from the gradebook): said late by the service, penalised by
+    nbgrader's plugin from the arrival time, and the feedback shows the penalty."""
+    from nbgrader.api import Gradebook
+
+    due = datetime.datetime.now(datetime.UTC).replace(tzinfo=None) - datetime.timedelta(hours=3)
+    with Gradebook(f"sqlite:///{service.course / 'gradebook.db'}", COURSE_ID) as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=due)
+    student = Student(tmp_path / "home", service.exchange)
+    student.submit("ada")
+    collected = service.next_line(f"collected {ME}/{ASSIGNMENT}")  # (past earlier lines)
+    assert ", LATE by 3 h 00 min (due " in collected, collected
+    graded = service.next_line(f" {ME}/{ASSIGNMENT}")
+    assert graded.startswith(f"graded {ME}/{ASSIGNMENT} "), graded
+    with Gradebook(f"sqlite:///{service.course / 'gradebook.db'}", COURSE_ID) as gb:
+        submission = gb.find_submission(ASSIGNMENT, ME)
+        assert 3 * 3600 <= submission.total_seconds_late < 3 * 3600 + 120
+        # penalty_method "zero": the whole score is taken off
+        assert submission.late_submission_penalty == submission.score > 0
+    assert service.next_line(f" {ME}/{ASSIGNMENT}").startswith(f"feedback {ME}/{ASSIGNMENT}")
+    page = student.fetch_feedback()
+    assert "Late submission penalty" in page  # nbgrader's own line, for the penalty
+    assert re.search(r"Handed in late: 3 h 0[0-2] min after the due date", page), page[:500]

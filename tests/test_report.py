@@ -23,6 +23,7 @@ import pytest
 
 from autograder.authoring.sample_class import expected_scores, make_course, submit_sample_class
 from autograder.classroom.report import NO_DIAGNOSIS, build
+from autograder.core.givens import PUBLIC
 from autograder.grading.runner import Grader
 from autograder.grading.trusted import givens_for
 
@@ -86,7 +87,7 @@ def test_mistakes_by_kind_with_counts_and_examples(course: Path) -> None:
         assert sorted(m.count for m in mistakes) == [1, 1, 1]
         assert len({m.kind for m in mistakes}) == 3 and dee_kinds < {m.kind for m in mistakes}
     # ben: dL_da = a - y, with his own numbers (drawn from his name)
-    given = givens_for(A03, "ben")
+    given = givens_for(A03, "ben", PUBLIC)  # the sample class is on the public seed
     a = max(given["w"] * given["x"] + given["b"], 0.0)
     examples = [m.example for m in parts["correct_dL_da"].mistakes]
     assert f"dL_da = {a - given['y']:.1f}" in examples, examples
@@ -139,3 +140,34 @@ def test_command_writes_html_with_plots_and_csv(course: Path) -> None:
     assert float(progress["ben"]["total"]) == expected[("ben", A03)] + expected[("ben", A06)]
     unknown = autograder("report", "99_nope", cwd=course)
     assert unknown.returncode == 2 and "not in the gradebook" in unknown.stderr
+
+
+def test_lateness_against_the_gradebooks_due_date(course: Path) -> None:
+    """The sample class handed in at 2026-03-16 17:30 UTC (timestamp.txt, as collected):
+    with a due date 90 minutes earlier, the report says each one late, by how much."""
+    import datetime
+
+    from nbgrader.api import Gradebook
+    from nbgrader.utils import parse_utc
+
+    from autograder.classroom.handin import late_text
+
+    url = f"sqlite:///{course / 'gradebook.db'}"
+    with Gradebook(url, "backward-course") as gb:
+        gb.update_or_create_assignment(A03, duedate=datetime.datetime(2026, 3, 16, 16, 0))
+    try:
+        rows = {row.student: row for row in build(course).progress}
+        assert rows["ada"].late == {A03: 5400.0}
+        assert rows["ada"].late_note == f"{A03} (late 1 h 30 min)"
+        result = autograder("report", A03, cwd=course)
+        assert result.returncode == 0, result.stderr
+        with open(course / "reports" / f"{A03}_progress.csv", newline="") as handle:
+            progress = {r["student"]: r for r in csv.DictReader(handle)}
+        stamp = (REPO / "instructor" / "sample_class" / "ben" / A03 / "timestamp.txt").read_text()
+        ben_late = parse_utc(stamp) - datetime.datetime(2026, 3, 16, 16, 0)
+        assert progress["ben"]["late"] == f"{A03} (late {late_text(ben_late.total_seconds())})"
+        assert "late 1 h 30 min" in (course / "reports" / f"{A03}.html").read_text()
+    finally:
+        with Gradebook(url, "backward-course") as gb:
+            gb.update_or_create_assignment(A03, duedate=None)
+    assert build(course).progress[0].late == {}

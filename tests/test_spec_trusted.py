@@ -11,6 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder.core.givens import PUBLIC
 from autograder.exercises import SPECS
 from autograder.grading import trusted
 
@@ -40,7 +41,8 @@ def passed(student_folder: str, as_student: str, name: str = NAME) -> int:
     `as_student`."""
     nb = nbformat.read(SAMPLE / student_folder / name / f"{name}.ipynb", as_version=4)
     plan = trusted.instructor_plan(instructor_cells(name), nb.cells, random.Random(0))
-    verdicts = trusted.verdicts(plan, nb.cells, [], as_student)
+    givens = trusted.givens_for(plan.exercise, as_student, PUBLIC)
+    verdicts = trusted.verdicts(plan, nb.cells, [], givens)
     return sum(all(v.passed for v in cell) for cell in verdicts.values())
 
 
@@ -64,5 +66,6 @@ def test_the_notebook_cannot_claim_other_numbers() -> None:
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "given":
             cell.source = "x, w, b, y = 2.0, 3.0, -1.0, 2.0"
     plan = trusted.instructor_plan(instructor_cells(), nb.cells, random.Random(0))
-    verdicts = trusted.verdicts(plan, nb.cells, [], "ada")
+    givens = trusted.givens_for(plan.exercise, "ada", PUBLIC)
+    verdicts = trusted.verdicts(plan, nb.cells, [], givens)
     assert sum(all(v.passed for v in cell) for cell in verdicts.values()) < 4

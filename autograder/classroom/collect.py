@@ -16,6 +16,17 @@ beside the destination and renamed into place, so no grader sees half a submissi
 A folder is collected once it is complete (timestamp.txt and submission_secret.txt, which
 `nbgrader submit` writes last) and unchanged over two looks; each version of a student's
 newest submission is decided, and reported, once.
+
+The submission time is when the hand-in arrived, as the filesystem says it: the newest
+status change (ctime) of the folder and of everything in it, which no user can set back.
+It is written to the collected timestamp.txt (what nbgrader's late penalties read), and a
+hand-in whose name and timestamp.txt claim a time more than ARRIVAL_TOLERANCE away from its
+arrival is refused. A hand-in from a student not on the roster, or one that cannot be graded
+(a notebook of the assignment missing or misnamed, or not a readable notebook) is refused
+too, so it never replaces the last good one. Every refused hand-in is kept with its reason
+in the course's private state, and its student is told in a feedback page
+(`autograder.classroom.handin` holds those rules; this module, a little over 400 lines,
+keeps the whole safe copy in one place so it can be read as one).
 """
 
 from __future__ import annotations
@@ -24,7 +35,6 @@ import copy
 import datetime
 import fnmatch
 import os
-import pwd
 import secrets
 import shutil
 import stat
@@ -38,6 +48,18 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import parse_utc
 from traitlets.config import Config
 
+from autograder.classroom.handin import (
+    GradebookFacts,
+    Refusals,
+    Ungradable,
+    arrival_time,
+    check_gradable,
+    lateness,
+    owner_name,
+    read_facts,
+    record_arrival,
+    utc_text,
+)
 from autograder.grading.budgets import Budgets
 from autograder.grading.submissions import (
     MAX_DEPTH,
@@ -52,6 +74,7 @@ from autograder.grading.submissions import (
 COMPLETE = ("timestamp.txt", "submission_secret.txt")  # written last by `nbgrader submit`
 INCOMPLETE_AFTER = 30.0  # seconds an unchanged folder may stay incomplete before it is reported
 KNOWN_REFRESH = 10.0  # seconds between gradebook looks for an unknown assignment
+ARRIVAL_TOLERANCE = 300.0  # seconds a hand-in's claimed time may differ from its arrival
 
 
 @dataclass(frozen=True)
@@ -81,18 +104,12 @@ def parse_inbound_name(name: str) -> Inbound | None:
     return Inbound(name, parts[0], parts[1], timestamp)
 
 
-def owner_name(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return f"uid {uid}"
-
-
 @dataclass
 class CopyState:
     """What one copy has spent of the submission's budgets."""
 
     owner: int | None  # every entry's owner must be this uid (None: not checked)
+    arrived_ns: int = 0  # the newest status change seen, in ns since the epoch
     files: int = 0
     bytes: int = 0
     skipped: list[str] = field(default_factory=list)
@@ -114,8 +131,11 @@ class ExchangeCollector:
         self.coursedir = CourseDirectory(config=merged)
         exchange = ExchangeCollect(coursedir=self.coursedir, config=merged)
         self.check_owner = bool(exchange.check_owner)
+        self.rostered = not bool(merged.Autograde.get("create_student", True))
         self.before_duedate = bool(exchange.before_duedate)
         self.inbound = Path(exchange.root) / self.coursedir.course_id / "inbound"
+        outbound = self.inbound.parent / "feedback"  # where fetch_feedback looks
+        self.refusals = Refusals(Path(self.coursedir.root), outbound, self.check_owner)
         self.budgets = Budgets(config=merged)
         self.served = set(assignments or [])
         self._known_assignments = known_assignments
@@ -125,7 +145,15 @@ class ExchangeCollector:
         self._pending: dict[str, tuple[tuple[object, ...], float]] = {}  # name -> version, since
         self._reported: set[str] = set()
         self._names: dict[str, Inbound | None] = {}  # inbound name -> parsed (names never change)
-        self.submitted_at: dict[str, float] = {}  # student/assignment -> its submit time
+        self._facts: GradebookFacts | None = None  # read for the hand-in being decided
+        self.submitted_at: dict[str, float] = {}  # student/assignment -> its arrival time
+
+    def facts(self) -> GradebookFacts:
+        """The gradebook's notebooks, due dates and roster, read once per hand-in decided
+        (a due date or a student added meanwhile counts at once)."""
+        if self._facts is None:
+            self._facts = read_facts(self.coursedir, self.rostered)
+        return self._facts
 
     def problem(self) -> str | None:
         """Why this course's exchange cannot be collected from (None: it can)."""
@@ -183,14 +211,22 @@ class ExchangeCollector:
             if served:
                 by_key.setdefault(record.key, []).append(record)
         for _, records in sorted(by_key.items()):
-            # The newest first; past a refused one (a forgery under the student's name,
-            # say), the next newest, so no one can block a student's hand-ins.
-            for record in sorted(records, key=lambda r: r.timestamp, reverse=True):
+            # The newest arrival first (never the newest claim: names can lie); past a
+            # refused one (a forgery under the student's name, say), the next newest, so
+            # no one can block a student's hand-ins.
+            for record in sorted(records, key=self._arrived_ns, reverse=True):
                 outcome, notes = self._consider(record)
                 messages += notes
                 if outcome != "refused":
                     break
         return messages
+
+    def _arrived_ns(self, record: Inbound) -> int:
+        """When the inbound folder last changed status (0: gone), in ns."""
+        try:
+            return os.lstat(self.inbound / record.name).st_ctime_ns
+        except OSError:
+            return 0
 
     def _consider(self, record: Inbound) -> tuple[str, list[str]]:
         """Decide one inbound folder, once per version: ("wait" | "refused" | "done",
@@ -213,23 +249,41 @@ class ExchangeCollector:
         if stat.S_ISDIR(info.st_mode) and not complete and waited < INCOMPLETE_AFTER:
             return "wait", []  # `nbgrader submit` may still be writing it
         del self._pending[record.name]
+        self._facts = None
         where = f"inbound/{record.name}"
         try:
             collected = self.collect(record)
         except (SubmissionError, OSError) as error:
             self._decided[record.name] = (version, "refused")
-            if isinstance(error, SubmissionError):
-                return "refused", [f"REFUSED {record.key} ({where}): {error}"]
-            return "refused", [f"FAILED to collect {record.key} ({where}): {error}"]
+            kind = "REFUSED" if isinstance(error, SubmissionError) else "FAILED to collect"
+            return "refused", [
+                f"{kind} {record.key} ({where}): {error}",
+                *self.refused(record, error),
+            ]
         self._decided[record.name] = (version, "done")
         if collected is None:
             return "done", []
-        self.submitted_at[record.key] = record.timestamp.replace(tzinfo=datetime.UTC).timestamp()
-        line = f"collected {record.key} submitted {record.timestamp:%Y-%m-%d %H:%M:%S} UTC"
+        arrived = arrival_time(collected.arrived_ns)
+        self.submitted_at[record.key] = collected.arrived_ns / 1e9
+        line = f"collected {record.key} arrived {utc_text(arrived)}"
+        late = lateness(arrived, self.facts().duedates.get(record.assignment))
+        if late:
+            line += f", {late}"
         if collected.skipped:
             left_out = ", ".join(collected.skipped)
             line += f" (left out, over CourseDirectory.max_file_size: {left_out})"
         return "done", [line]
+
+    def refused(self, record: Inbound, error: Exception) -> list[str]:
+        """Keep a refused hand-in with its reason and tell its student; the lines to print."""
+        try:
+            standing = self.existing_timestamp(self.destination(record))
+        except (SubmissionError, OSError):
+            standing = None
+        copy = error.copy if isinstance(error, Ungradable) else None
+        return self.refusals.refuse(
+            self.inbound / record.name, record.student, record.assignment, error, copy, standing
+        )
 
     def destination(self, record: Inbound) -> Path:
         step = self.coursedir.submitted_directory
@@ -255,6 +309,12 @@ class ExchangeCollector:
         Raises SubmissionError (refused, with why) or OSError; nothing is left half-copied.
         """
         check_student_name(record.student)
+        roster = self.facts().roster
+        if roster is not None and record.student not in roster:
+            raise SubmissionError(
+                f"{record.student} is not on the class roster (the gradebook's students, "
+                "as c.Autograde.create_student = False asks); refused"
+            )
         source = self.inbound / record.name
         if not all((source / name).is_file() for name in COMPLETE):
             raise SubmissionError(
@@ -262,8 +322,8 @@ class ExchangeCollector:
             )
         dest = self.destination(record)
         existing = self.existing_timestamp(dest)
-        if existing is not None and record.timestamp <= existing:
-            return None
+        if existing is not None and arrival_time(self._arrived_ns(record)) <= existing:
+            return None  # arrived before what is collected (whatever its name claims)
         # What is checked below is what is copied.
         fd = open_no_follow(source, os.O_RDONLY | os.O_DIRECTORY, "not a folder one may open")
         try:
@@ -285,15 +345,21 @@ class ExchangeCollector:
         staging = dest.parent / f".collecting-{record.assignment}-{secrets.token_hex(4)}"
         staging.mkdir(mode=0o700)
         try:
-            state = CopyState(owner if self.check_owner else None)
+            state = CopyState(owner if self.check_owner else None, os.fstat(fd).st_ctime_ns)
             self._copy_folder(fd, staging, Path("."), state)
+            state.arrived_ns = max(state.arrived_ns, os.fstat(fd).st_ctime_ns)
             self._check_timestamp(staging, record)
+            record_arrival(staging, record.timestamp, state.arrived_ns, ARRIVAL_TOLERANCE)
+            expected = self.facts().notebooks.get(record.assignment, [])
+            check_gradable(staging, expected, self.budgets)
             staging.chmod(0o755)
             replaced = None
             if os.path.lexists(dest):
                 replaced = dest.parent / f".replaced-{record.assignment}-{secrets.token_hex(4)}"
                 os.rename(dest, replaced)
             os.rename(staging, dest)
+        except Ungradable:
+            raise  # the caller keeps the copy with the reason
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -322,6 +388,7 @@ class ExchangeCollector:
             if any(fnmatch.fnmatch(name, glob) for glob in coursedir.ignore or []):
                 continue
             info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            state.arrived_ns = max(state.arrived_ns, info.st_ctime_ns)
             if state.owner is not None and info.st_uid != state.owner:
                 raise SubmissionError(f"{path} belongs to {owner_name(info.st_uid)}; refused")
             if stat.S_ISDIR(info.st_mode):
@@ -345,6 +412,8 @@ class ExchangeCollector:
                 continue
             limit = int(self.budgets.max_submission_mb * 1e6) - state.bytes
             data = read_file(Path(name), limit, dir_fd=fd)
+            after = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            state.arrived_ns = max(state.arrived_ns, after.st_ctime_ns)  # written meanwhile
             state.files += 1
             state.bytes += len(data)
             if state.files > self.budgets.max_submission_files:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autograder.classroom.handin import late_text
 from autograder.grading.diagnoses import read_diagnoses
 
 NO_DIAGNOSIS = "no diagnosis recorded"
@@ -63,6 +64,12 @@ class Progress:
     student: str
     scores: dict[str, float | None]
     max_scores: dict[str, float]
+    late: dict[str, float] = field(default_factory=dict)  # assignment -> seconds late
+
+    @property
+    def late_note(self) -> str:
+        """'03_a (late 1 h 05 min); ...' for the assignments handed in after the due date."""
+        return "; ".join(f"{a} (late {late_text(s)})" for a, s in sorted(self.late.items()))
 
     @property
     def total(self) -> float:
@@ -132,11 +139,14 @@ def build(course_dir: Path, assignment: str | None = None) -> ClassReport:
         by_name: dict[tuple[str, str, str], Part] = {}
         max_scores: dict[str, float] = {}
         scores: dict[str, dict[str, float | None]] = {s: {} for s in students}
+        late: dict[str, dict[str, float]] = defaultdict(dict)
         for name in known:
             record = gb.find_assignment(name)
             max_scores[name] = float(record.max_score)
             for submission in record.submissions:
                 scores.setdefault(submission.student.id, {})[name] = float(submission.score)
+                if submission.total_seconds_late > 0:  # from the arrival time (collect.py)
+                    late[submission.student.id][name] = float(submission.total_seconds_late)
         for name in wanted:
             record = gb.find_assignment(name)
             for notebook in record.notebooks:
@@ -171,7 +181,7 @@ def build(course_dir: Path, assignment: str | None = None) -> ClassReport:
             for kind, count in sorted(kinds[key].items(), key=lambda item: (-item[1], item[0]))
         ]
     progress = [
-        Progress(student, {a: scores[student].get(a) for a in known}, max_scores)
+        Progress(student, {a: scores[student].get(a) for a in known}, max_scores, late[student])
         for student in sorted(scores)
     ]
     return ClassReport(assignment or COURSE_SCOPE, parts, progress, known)
@@ -207,13 +217,13 @@ def write_csvs(report: ClassReport, out: Path) -> tuple[Path, Path]:
     progress_csv = out / f"{report.scope}_progress.csv"
     with progress_csv.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", *report.assignments, "total", "max_total", "share"])
+        writer.writerow(["student", *report.assignments, "total", "max_total", "share", "late"])
         for row in report.progress:
             cells = [
                 "" if row.scores[a] is None else f"{row.scores[a]:g}" for a in report.assignments
             ]
             writer.writerow([row.student, *cells, f"{row.total:g}", f"{row.max_total:g}",
-                             f"{row.share:.3f}"])  # fmt: skip
+                             f"{row.share:.3f}", row.late_note])  # fmt: skip
     return parts_csv, progress_csv
 
 
@@ -307,7 +317,11 @@ def render_html(report: ClassReport) -> str:
     out.append("<th>total</th></tr>")
     for row in report.progress:
         cells = "".join(
-            "<td>—</td>" if row.scores[a] is None else f"<td>{row.scores[a]:g}</td>"
+            "<td>—</td>"
+            if row.scores[a] is None
+            else f"<td>{row.scores[a]:g}"
+            + (f" <em>late {e(late_text(row.late[a]))}</em>" if a in row.late else "")
+            + "</td>"
             for a in report.assignments
         )
         out.append(

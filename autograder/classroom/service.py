@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from autograder.classroom.collect import ExchangeCollector
+from autograder.core.terminal import shown
 from autograder.sandbox.workers import Sandbox, Worker, load_config, worker_log_dir
+
+
+def say(line: str) -> None:
+    """Print one line of the service's output, learner-controlled text escaped."""
+    print(shown(line), flush=True)
 
 
 def submitted_at(folder: Path) -> float:
@@ -86,13 +92,12 @@ class FeedbackReleaser:
                 answer = {"ok": False, "reason": f"{type(error).__name__}: {error}"}
             if answer["ok"]:
                 after = time.time() - since
-                print(
+                say(
                     f"feedback {key}: released {answer['pages']} page(s) "
-                    f"{after:.2f} s after submission",
-                    flush=True,
+                    f"{after:.2f} s after submission"
                 )
             else:
-                print(f"FAILED feedback {key}: {answer['reason']}", flush=True)
+                say(f"FAILED feedback {key}: {answer['reason']}")
 
     def add(self, assignment: str, student: str, since: float) -> None:
         self.jobs.put((assignment, student, since))
@@ -142,11 +147,11 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
     problem = None if args.no_collect else collector.problem()
     if problem:
         grader.close(now=True)
-        print(f"error: cannot collect from the exchange: {problem} (or --no-collect)")
+        say(f"error: cannot collect from the exchange: {problem} (or --no-collect)")
         return 2
     feedback = FeedbackReleaser(course) if args.release_feedback else None
     source = "submitted/" if args.no_collect else f"{collector.inbound} and submitted/"
-    print(f"serving {course}: grading new submissions from {source} (Ctrl-C stops)", flush=True)
+    say(f"serving {course}: grading new submissions from {source} (Ctrl-C stops)")
     failed: dict[str, str] = {}  # submission -> the reason last printed
     try:
         while True:
@@ -156,30 +161,29 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
                 except Exception as error:  # e.g. the gradebook unreachable: said once
                     lines = collector.once(f"FAILED exchange: {type(error).__name__}: {error}")
                 for line in lines:
-                    print(line, flush=True)
+                    say(line)
             for outcome in grader.run():
                 if outcome.status == "skipped":
                     continue
                 sub = outcome.submission
                 if outcome.status == "graded":
                     since = collector.submitted_at.pop(sub.key, None) or submitted_at(sub.path)
-                    print(
+                    say(
                         f"graded {sub.key} {outcome.score:g}/{outcome.max_score:g} "
-                        f"{time.time() - since:.2f} s after submission",
-                        flush=True,
+                        f"{time.time() - since:.2f} s after submission"
                     )
                     if feedback is not None:
                         feedback.add(sub.assignment, sub.student, since)
                 else:
                     reason = "; ".join(outcome.reasons)
                     if failed.get(sub.key) != reason:  # a refused folder: said once, not each look
-                        print(f"FAILED {sub.key}: {reason}", flush=True)
+                        say(f"FAILED {sub.key}: {reason}")
                     failed[sub.key] = reason
                     continue
                 failed.pop(sub.key, None)
             time.sleep(args.interval)
     except KeyboardInterrupt:
-        print("stopping", flush=True)
+        say("stopping")
     finally:
         grader.close(now=True)
         if feedback is not None:

@@ -1,24 +1,57 @@
-"""Drawing a learner's given values: deterministic from the course id, the exercise and the
-learner's identity (same learner, same numbers, on any machine), or fresh for practice.
-Only the standard library (no PyTorch), so it is fast.
+"""Drawing a learner's given values: deterministic from the installation (`Site`), the
+exercise and the learner's identity (same learner, same numbers, within an installation), or
+fresh for practice. Only the standard library (no PyTorch), so it is fast.
+
+Whose numbers are whose depends on the `Site`:
+- the public seed (`PUBLIC`: the repository's course id, no secret) for self-study, offline;
+- a site's own course id (nbgrader's `CourseDirectory.course_id`): other numbers than any
+  other installation's, though anyone who knows the course id can compute them;
+- a site's secret, which only the instructor's side holds (`.autograder/givens_secret`):
+  each learner's numbers come from their key, HMAC(secret, learner), which the instructor's
+  side computes and may hand to that learner alone (`AUTOGRADER_LEARNER_KEY`): no one can
+  compute another learner's numbers.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
+import os
 import random
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
 
 from autograder.core.spec import ExerciseSpec
 
 COURSE_ID = "backward-course"
-"""The nbgrader course id; part of every learner's seed."""
+"""The repository's nbgrader course id: the public seed's (self-study, the sample class)."""
 MAX_DRAWS = 10_000
 
 
-def seed(exercise: str, learner: str) -> int:
-    """The learner's seed for `exercise`: from the course id, the assignment and the learner."""
-    text = f"{COURSE_ID}\0{exercise}\0{learner}".encode()
-    return int.from_bytes(hashlib.sha256(text).digest()[:8], "big")
+@dataclass(frozen=True)
+class Site:
+    """The installation whose numbers are drawn: its course id and its secret ('': none)."""
+
+    course_id: str = COURSE_ID
+    secret: str = ""
+
+    def learner_key(self, learner: str) -> str | None:
+        """`learner`'s key (None without a secret): all a learner needs for their numbers."""
+        if not self.secret:
+            return None
+        return hmac.new(self.secret.encode(), learner.encode(), hashlib.sha256).hexdigest()
+
+
+PUBLIC = Site()
+
+
+def seed(exercise: str, learner: str, site: Site = PUBLIC, key: str | None = None) -> int:
+    """The learner's seed for `exercise`: from the learner's key (given, or from the site's
+    secret), else from the site's course id, the assignment and the learner."""
+    key = key or site.learner_key(learner)
+    text = f"{key}\0{exercise}" if key else f"{site.course_id}\0{exercise}\0{learner}"
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
 _POOLS: dict[str, list[tuple[str, list[float]]]] = {}
@@ -37,3 +70,27 @@ def draw(spec: ExerciseSpec, rng: random.Random) -> dict[str, float]:
         if all(test(values) for test in tests):
             return {**values, **spec.constants}
     raise RuntimeError(f"{spec.name}: no draw met the constraints in {MAX_DRAWS} tries")
+
+
+SECRET_FILE = Path(".autograder") / "givens_secret"
+"""Where a course keeps its secret: the grader's private state, never released."""
+
+
+def read_secret(course_root: Path) -> str:
+    """The course's secret ('' when it has none, or this process may not read it)."""
+    try:
+        return (course_root / SECRET_FILE).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def create_secret(course_root: Path) -> Path:
+    """Create the course's secret once (mode 0600, in a 0700 folder); FileExistsError if
+    it exists: a new secret would change every learner's numbers."""
+    path = course_root / SECRET_FILE
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.parent.chmod(0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as file:
+        file.write(secrets.token_hex(32) + "\n")
+    return path

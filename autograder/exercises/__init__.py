@@ -15,7 +15,7 @@ import random
 
 from autograder.answers.classes import ClassTask
 from autograder.answers.functions import FunctionTask
-from autograder.core.givens import draw, seed
+from autograder.core.givens import PUBLIC, Site, draw, seed
 from autograder.core.spec import ExerciseSpec
 
 
@@ -36,14 +36,19 @@ SPECS: dict[str, ExerciseSpec] = _discover()
 
 
 @functools.lru_cache(maxsize=4096)
-def _learner_givens(exercise: str, learner: str) -> tuple[tuple[str, float], ...]:
-    values = draw(exercise_spec(exercise), random.Random(seed(exercise, learner)))
+def _learner_givens(
+    exercise: str, learner: str, site: Site, key: str | None
+) -> tuple[tuple[str, float], ...]:
+    values = draw(exercise_spec(exercise), random.Random(seed(exercise, learner, site, key)))
     return tuple(values.items())
 
 
-def learner_givens(exercise: str, learner: str) -> dict[str, float]:
-    """The learner's given values for `exercise`, by name (pure, deterministic, fast)."""
-    return dict(_learner_givens(exercise, learner))
+def learner_givens(
+    exercise: str, learner: str, site: Site = PUBLIC, key: str | None = None
+) -> dict[str, float]:
+    """The learner's given values for `exercise` in installation `site` (or from the
+    learner's `key`), by name (pure, deterministic, fast)."""
+    return dict(_learner_givens(exercise, learner, site, key))
 
 
 def practice_givens(exercise: str) -> dict[str, float]:

@@ -25,13 +25,12 @@ def notebook_checks(
     plan: trusted.TrustedPlan,
     cells: list[Any],
     found: dict[int, list[Verdict]],
-    student: str,
+    givens: dict[str, float],
 ) -> list[dict[str, Any]]:
     """One record per check of one notebook (`found`: its trusted verdicts by cell index):
     part (grade_id), quantity, passed, kind, value."""
     code_sources = [cell.source for cell in cells if cell.cell_type == "code"]
-    givens = trusted.givens_for(plan.exercise, student) if plan.exercise else None
-    answers = read_hand_answers(code_sources, givens)
+    answers = read_hand_answers(code_sources, givens if plan.exercise else None)
     records = []
     for index, verdicts in sorted(found.items()):
         part = cells[index].metadata.get("nbgrader", {}).get("grade_id", f"cell-{index}")

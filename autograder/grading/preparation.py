@@ -106,6 +106,7 @@ class Preparation:
         self.coursedir = coursedir
         self.budgets = budgets
         self.rng = rng
+        self.site = trusted.course_site(coursedir)  # whose numbers: this installation's
         self.torch_imported = "torch" in sys.modules  # or being imported
 
     def source_cells(self, assignment: str, notebook_id: str) -> dict[str, Any]:
@@ -153,7 +154,7 @@ class Preparation:
             except BudgetExceeded as error:
                 raise SubmissionError(str(error)) from None
             plan = trusted.instructor_plan(instructor, notebook.cells, self.rng)
-            givens = trusted.givens_for(plan.exercise, sub.student)
+            givens = trusted.givens_for(plan.exercise, sub.student, self.site)
             if plan.exercise and not self.torch_imported:
                 needed = plan.function_checks or plan.class_checks
                 if needed or not references.is_stored(plan.exercise, givens):

@@ -187,10 +187,10 @@ class Grader:
         checks: dict[str, list[dict[str, Any]]] = {}
         for prepared, result in zip(sub.notebooks, results, strict=True):
             verdicts = trusted.verdicts(
-                prepared.plan, prepared.notebook.cells, result.calls, sub.student
+                prepared.plan, prepared.notebook.cells, result.calls, prepared.givens
             )
             checks[prepared.notebook_id] = diagnoses.notebook_checks(
-                prepared.plan, prepared.notebook.cells, verdicts, sub.student
+                prepared.plan, prepared.notebook.cells, verdicts, prepared.givens
             )
             cells = self.recorder.judged_cells(prepared, result, verdicts)
             sources = [prepared.notebook.cells[i].source for i in prepared.code_cells]

@@ -15,8 +15,12 @@ from __future__ import annotations
 import ast
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from nbgrader.coursedir import CourseDirectory
+
+from autograder.core.givens import Site, read_secret
 from autograder.core.verdict import Verdict
 from autograder.exercises import class_tasks, function_tasks, learner_givens
 from autograder.feedback.byhand import read_hand_answers
@@ -105,11 +109,17 @@ def _exercise_in(source: str) -> str | None:
     return None
 
 
-def givens_for(exercise: str | None, student: str) -> dict[str, float]:
-    """`student`'s given values (the folder name), computed outside the sandbox."""
+def givens_for(exercise: str | None, student: str, site: Site) -> dict[str, float]:
+    """`student`'s given values (the folder name) in installation `site`, computed outside
+    the sandbox (which is given them, never the site's secret)."""
     if exercise is None:
         return {}
-    return {str(k): float(v) for k, v in learner_givens(exercise, student).items()}
+    return {str(k): float(v) for k, v in learner_givens(exercise, student, site).items()}
+
+
+def course_site(coursedir: CourseDirectory) -> Site:
+    """The installation a course grades for: its course id and its secret, if any."""
+    return Site(coursedir.course_id, read_secret(Path(coursedir.root)))
 
 
 def function_calls(trusted: TrustedPlan) -> list[dict[str, Any]]:
@@ -150,13 +160,13 @@ def _function_results(
 
 
 def verdicts(
-    trusted: TrustedPlan, cells: list[Any], calls: list[dict[str, Any]], student: str
+    trusted: TrustedPlan, cells: list[Any], calls: list[dict[str, Any]], givens: dict[str, float]
 ) -> dict[int, list[Verdict]]:
-    """Every trusted test cell's verdicts, for `student`'s numbers, from the notebook text."""
+    """Every trusted test cell's verdicts, for the student's numbers `givens`
+    (`givens_for`), from the notebook text."""
     if trusted.exercise is None:
         return {}
     exercise = trusted.exercise
-    givens = givens_for(exercise, student)
     code_sources = [cell.source for cell in cells if cell.cell_type == "code"]
     by_function = {str(c.get("function")): c for c in calls}
     context = JudgeContext(

@@ -27,7 +27,7 @@ from autograder.exercises import exercise_spec, function_tasks, learner_givens, 
 from autograder.feedback.byhand import HandAnswer, read_hand_answers
 from autograder.feedback.judge import JudgeContext, judge, judge_hand
 from autograder.feedback.references import reference_quantities
-from autograder.learner.identity import grading, learner_identity
+from autograder.learner.identity import grading, learner_identity, learner_site
 from autograder.learner.kernel import (
     PRACTICE_SOURCE,
     AnswerMismatch,
@@ -62,6 +62,7 @@ class Exercise:
         self.spec = exercise_spec(name)
         self.name = name
         self.learner, self.source = learner_identity()
+        self.site, self.key = learner_site(self.learner)
         self._practice: dict[str, float] | None = None
 
     def __repr__(self) -> str:
@@ -72,7 +73,7 @@ class Exercise:
         """The numbers in use: the learner's own, or practice numbers."""
         if self._practice is not None:
             return dict(self._practice)
-        return learner_givens(self.name, self.learner)
+        return learner_givens(self.name, self.learner, self.site, self.key)
 
     @property
     def quantities(self) -> dict[str, Quantity]:

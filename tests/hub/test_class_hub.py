@@ -177,9 +177,10 @@ def student_turn(
 
 def ben_diagnosis() -> str:
     """What ben's dropped factor 2 must be told, with his own numbers."""
+    from autograder.core.givens import Site
     from autograder.grading.trusted import givens_for
 
-    given = givens_for(ASSIGNMENT, "ben")
+    given = givens_for(ASSIGNMENT, "ben", Site(COURSE_ID))  # this hub's course id
     slip = max(given["w"] * given["x"] + given["b"], 0.0) - given["y"]  # a - y, no 2
     return f"✗ dL/da = {slip:.1f}, but PyTorch gives {2 * slip:.1f}."
 

@@ -23,12 +23,16 @@ def service_url(port: int) -> str:
     return f"http://127.0.0.1:{port}"
 
 
-def add_check_service(c: Any, python: str, port: int, user: str | None = None) -> None:
-    """Add the check service to the hub config `c`; `python` runs it, as `user` if given."""
+def add_check_service(
+    c: Any, python: str, port: int, user: str | None = None, course_dir: str | None = None
+) -> None:
+    """Add the check service to the hub config `c`; `python` runs it, as `user` if given,
+    with the numbers of the course in `course_dir` (its id and secret) if given."""
+    command = [python, "-m", "autograder.classroom.checks.service"]
     service: dict[str, Any] = {
         "name": SERVICE,
         "url": service_url(port),
-        "command": [python, "-m", "autograder.classroom.checks.service"],
+        "command": command + (["--course-dir", course_dir] if course_dir else []),
     }
     if user:
         service["user"] = user

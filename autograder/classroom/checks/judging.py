@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from autograder.answers.functions import raised_message
+from autograder.core.givens import PUBLIC, Site
 from autograder.core.spec import CODE_KINDS
 from autograder.core.verdict import Verdict
 from autograder.exercises import (
@@ -51,8 +52,10 @@ class BadRequest(ValueError):
 class Judging:
     """Answers to the protocol's requests, sealed with `secret`."""
 
-    def __init__(self, secret: bytes) -> None:
+    def __init__(self, secret: bytes, site: Site = PUBLIC) -> None:
+        """`site`: whose numbers (the course's id and secret, as the grader's)."""
         self.secret = secret
+        self.site = site
         self.actions: dict[str, Callable[[str, Mapping[str, Any]], dict[str, Any]]] = {
             "exercise": self.exercise,
             "practice": self.practice,
@@ -96,7 +99,7 @@ class Judging:
     def _givens(self, user: str, exercise: str, request: Mapping[str, Any]) -> dict[str, float]:
         practice = request.get("practice")
         if practice is None:
-            return learner_givens(exercise, user)
+            return learner_givens(exercise, user, self.site)
         if not isinstance(practice, dict):
             raise BadRequest("practice must be {givens, seal}")
         givens = self._unsealed(
@@ -107,7 +110,7 @@ class Judging:
     def exercise(self, user: str, request: Mapping[str, Any]) -> dict[str, Any]:
         exercise = self._exercise(request)
         spec = exercise_spec(exercise)
-        givens = learner_givens(exercise, user)
+        givens = learner_givens(exercise, user, self.site)
         return {
             "learner": user,
             "source": SOURCE,
@@ -181,7 +184,7 @@ class Judging:
             raise BadRequest(f"results must hold one encoded value per case ({len(cases)})")
         decoded = [decode_value(r) for r in results]
         context = JudgeContext(
-            exercise, learner_givens(exercise, user), calls={name: (cases, decoded)}
+            exercise, learner_givens(exercise, user, self.site), calls={name: (cases, decoded)}
         )
         return _verdicts([judge(exercise, name, context)])
 
@@ -202,7 +205,7 @@ class Judging:
         if not isinstance(results, list):
             raise BadRequest("results must be the list the class gave on the graphs")
         context = JudgeContext(
-            exercise, learner_givens(exercise, user), builds={part: (graphs, results)}
+            exercise, learner_givens(exercise, user, self.site), builds={part: (graphs, results)}
         )
         return _verdicts([judge(exercise, part, context)])
 

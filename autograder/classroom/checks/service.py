@@ -24,17 +24,22 @@ import os
 import secrets
 import signal
 import socket
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 from jupyterhub.services.auth import HubAuth
+from nbgrader.coursedir import CourseDirectory
 from tornado import web
 from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 from tornado.process import fork_processes
 
 from autograder.classroom.checks.judging import BadRequest, Judging
+from autograder.core.givens import PUBLIC
 from autograder.feedback.references import EXERCISES
+from autograder.grading.trusted import course_site
+from autograder.sandbox.workers import load_config
 
 MAX_BODY = 4 << 20
 PR_SET_PDEATHSIG = 1
@@ -116,12 +121,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--processes", type=int, default=os.cpu_count() or 1, help="default: one per core"
     )
+    parser.add_argument(
+        "--course-dir", help="the course whose numbers learners get (default: the public seed)"
+    )
     args = parser.parse_args(argv)
     if not args.url:
         parser.error("no --url and no JUPYTERHUB_SERVICE_URL: the hub starts this service")
     where = urlparse(args.url)
     sockets = bind_sockets(where.port or 80, where.hostname or "127.0.0.1")
-    judging = Judging(secrets.token_bytes(32))  # one secret: any worker unseals any seal
+    site = PUBLIC
+    if args.course_dir:  # the course's id and secret: the same numbers as the grader's
+        site = course_site(CourseDirectory(config=load_config(Path(args.course_dir))))
+    judging = Judging(secrets.token_bytes(32), site)  # one secret: any worker unseals any seal
     warm_up(judging)
     print(f"check service on {args.url}, {args.processes} processes", flush=True)
     if args.processes > 1:

@@ -47,11 +47,19 @@ c.Spawner.environment = {"PATH": f"{VENV_BIN}:/usr/local/bin:/usr/bin:/bin"}
 
 
 def per_role(spawner):  # type: ignore[no-untyped-def]
-    """The instructor's server opens on the course (formgrader); students' on their home."""
-    role = "instructor" if spawner.user.name == INSTRUCTOR else "student"
+    """The instructor's server opens on the course (formgrader); students' on their home.
+    With a course secret (`autograder secret`), each student gets their own key alone."""
+    from autograder.core.givens import Site, read_secret
+    from autograder.learner.identity import KEY_VARIABLE
+
+    name = spawner.user.name
+    role = "instructor" if name == INSTRUCTOR else "student"
     spawner.environment["JUPYTER_CONFIG_PATH"] = str(STATE / "jupyter" / role)
     if role == "instructor":
         spawner.notebook_dir = COURSE_DIR
+    key = Site(secret=read_secret(Path(COURSE_DIR))).learner_key(name)
+    if key is not None and role == "student":
+        spawner.environment[KEY_VARIABLE] = f"{name}:{key}"
 
 
 c.Spawner.pre_spawn_hook = per_role
@@ -62,4 +70,6 @@ c.Spawner.pre_spawn_hook = per_role
 if os.environ.get("CLASS_CHECKS_PORT"):
     from autograder.classroom.checks.hub import add_check_service
 
-    add_check_service(c, str(VENV_BIN / "python"), int(os.environ["CLASS_CHECKS_PORT"]), INSTRUCTOR)
+    add_check_service(
+        c, str(VENV_BIN / "python"), int(os.environ["CLASS_CHECKS_PORT"]), INSTRUCTOR, COURSE_DIR
+    )
