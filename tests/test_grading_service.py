@@ -44,7 +44,7 @@ pytestmark = [pytest.mark.nbgrader, pytest.mark.sandbox]
 ASSIGNMENT = "03_a_neuron_by_hand"
 BIN = Path(sys.executable).parent
 ME = pwd.getpwuid(os.getuid()).pw_name  # students hand in as the user running the test
-BEN_SLIP = "The local slope 2.0 of the 2 of the square"  # ben's notebook's diagnosis
+BEN_SLIP = "the factor 2, the 2 of the square"  # ben's notebook's diagnosis (his formula read)
 
 
 @dataclass

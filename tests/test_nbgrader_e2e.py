@@ -84,13 +84,13 @@ def test_each_student_is_graded_on_their_own_numbers(graded_course: GradedCourse
 @pytest.mark.parametrize(
     ("student", "assignment", "message"),
     [
-        ("ben", "06_one_backward_every_parameter", "Right size, wrong sign"),
-        ("ben", "03_a_neuron_by_hand", "The local slope 2.0 of the 2 of the square"),
+        ("ben", "06_one_backward_every_parameter", "right size, wrong sign"),
+        ("ben", "03_a_neuron_by_hand", "the factor 2, the 2 of the square"),
         ("ben", "03_a_neuron_by_hand", "fix Part D (dL/da) first"),
         ("ben", "05_three_mechanics", "grad_of_intermediate(2.0) raised AttributeError"),
         ("cyd", "04_the_dead_relu", "The ReLU on this path is shut (h < 0)"),
         ("cyd", "05_three_mechanics", "Gradients accumulate: x.grad adds up over the steps"),
-        ("cyd", "05_three_mechanics", "accumulated over 3 backward calls"),
+        ("cyd", "05_three_mechanics", "only one call adds up"),
         ("cyd", "01_what_a_gradient_is", "is not plain arithmetic (calls `torch.tensor`)"),
         ("dee", "01_what_a_gradient_is", "is not answered yet"),
         ("eve", "03_a_neuron_by_hand", "was computed with autograd (uses `.grad`)"),
