@@ -77,9 +77,19 @@ report: $(STAMP)  ## class analytics under reports/ (HTML with plots, CSV)
 	$(BIN)/autograder report $(ASSIGNMENT)
 
 INSTRUCTOR ?= $(SUDO_USER)
-class: $(STAMP) system $(HUB)/node_modules  ## JupyterHub for the class (as root): make class INSTRUCTOR=<login>
+# As root, what `make class` builds in the repository is built as the instructor who owns
+# it, so no root-owned file is left there (`make clean` works for them afterwards).
+AS_OWNER := $(shell [ "$$(id -u)" = 0 ] && [ -n "$(INSTRUCTOR)" ] && \
+              [ "$$(stat -c %U .)" = "$(INSTRUCTOR)" ] && echo runuser -u $(INSTRUCTOR) --)
+CHOSEN_PYTHON = $(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON))
+class:  ## JupyterHub for the class (as root): sudo make class INSTRUCTOR=<login>
 	@[ -n "$(INSTRUCTOR)" ] || { echo "usage: sudo make class INSTRUCTOR=<the instructor's login>"; exit 2; }
-	$(BIN)/python autograder/classroom/hub/serve.py --instructor $(INSTRUCTOR) $(CLASS_OPTIONS)
+	@# before building anything: can every user run the chosen Python?
+	@$(CHOSEN_PYTHON) tools/check_python.py --every-user
+	$(AS_OWNER) $(MAKE) --no-print-directory $(STAMP) $(HUB)/node_modules PYTHON=$(PYTHON)
+	@$(MAKE) --no-print-directory system
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python autograder/classroom/hub/serve.py \
+	  --instructor $(INSTRUCTOR) $(CLASS_OPTIONS)
 
 $(HUB)/node_modules: $(HUB)/package.json $(HUB)/package-lock.json
 	npm ci --prefix $(HUB) --no-audit --no-fund

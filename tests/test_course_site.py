@@ -53,21 +53,23 @@ def assign(course: Path, *names: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_python_older_than_the_pins_is_refused_before_pip() -> None:
-    refused = run(sys.executable, REPO / "tools/check_python.py", "--version", "3.11.2", cwd=REPO)
+    refused = run(sys.executable, REPO / "tools/check_python.py", "--version", "3.11.1", cwd=REPO)
     assert refused.returncode == 1
-    assert "3.11.2" in refused.stderr and ">=3.11.5" in refused.stderr
+    assert "3.11.1" in refused.stderr and ">=3.11.2" in refused.stderr
+    debian = run(sys.executable, REPO / "tools/check_python.py", "--version", "3.11.2", cwd=REPO)
+    assert debian.returncode == 0, debian.stderr  # Debian 12's own python3
     too_new = run(sys.executable, REPO / "tools/check_python.py", "--version", "3.12.1", cwd=REPO)
     assert too_new.returncode == 1
     assert run(sys.executable, REPO / "tools/check_python.py", cwd=REPO).returncode == 0
 
 
 def test_setup_script_refuses_without_creating_a_venv(tmp_path: Path) -> None:
-    """setup_venv.sh stops at the check: no venv, no pip (a fake 3.11.2 interpreter)."""
-    fake = tmp_path / "python3.11.2"
+    """setup_venv.sh stops at the check: no venv, no pip (a fake 3.11.1 interpreter)."""
+    fake = tmp_path / "python3.11.1"
     fake.write_text(
         "#!/bin/sh\n"
         'case "$1" in -c) exit 0;; esac\n'  # passes the script's 3.11 test
-        f'exec {sys.executable} "$1" --version 3.11.2\n'
+        f'exec {sys.executable} "$1" --version 3.11.1\n'
     )
     fake.chmod(0o755)
     result = run("bash", REPO / "tools/setup_venv.sh", fake, tmp_path / "venv", cwd=REPO)

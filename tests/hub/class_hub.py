@@ -4,8 +4,10 @@
 random passwords, a course owned by the instructor (one assignment, nbgrader's exchange
 in a temporary folder set through the course's untracked site_config.py), readies and
 releases the assignment as the instructor, and starts autograder/classroom/hub/serve.py on free
-loopback ports. `stop()` stops the hub (which stops every user's server), deletes the
-accounts with their homes, and the folder.
+loopback ports, with the students' environment (which the hub builds, as `make class`
+does) kept between runs in `STUDENT_ENV` (the pinned stack takes minutes to install;
+serve.py refreshes the course's packages in it every start). `stop()` stops the hub
+(which stops every user's server), deletes the accounts with their homes, and the folder.
 
 This machine's Python lives under /root, which other users cannot enter; a real class
 builds the venv from a Python every user can run (serve.py refuses otherwise). Here the
@@ -29,11 +31,18 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 ASSIGNMENT = "03_a_neuron_by_hand"
 COURSE_ID = "backward-hubtest"
+STUDENT_ENV = Path("/var/tmp/autograder-hubtest-env")
+
+LONG = 180_000  # ms: a server spawn or a validation on a busy 2-core machine
 
 REACH_PYTHON = """\
 set -e
@@ -98,20 +107,26 @@ class ClassHub:
             "sh", str(script), str(home), str(hold), *command,
         ]  # fmt: skip
 
+    def bin_of(self, user: str) -> Path:
+        """The venv `user` runs: the course's for the instructor, the students' for others."""
+        return VENV_BIN if user == self.instructor else STUDENT_ENV / "bin"
+
     def user_command(self, user: str, *command: str) -> list[str]:
-        """`command` as `user` (login environment, the venv on PATH); runuser forks it."""
+        """`command` as `user` (login environment, their venv on PATH); runuser forks it."""
         home = pwd.getpwnam(user).pw_dir
-        env = ["env", "-i", f"HOME={home}", f"USER={user}", f"PATH={VENV_BIN}:/usr/bin:/bin",
-               "LANG=C.UTF-8"]  # fmt: skip
+        path = f"PATH={self.bin_of(user)}:/usr/bin:/bin"
+        env = ["env", "-i", f"HOME={home}", f"USER={user}", path, "LANG=C.UTF-8"]
         return self.wrap(["runuser", "-u", user, "--", *env, *command])
 
     def as_user(
         self, user: str, *command: str, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
         """Run a command as `user` (login environment, the venv on PATH)."""
+        if cwd is None:  # the course folder is the instructor's alone
+            cwd = self.course if user == self.instructor else Path(pwd.getpwnam(user).pw_dir)
         return subprocess.run(
             self.user_command(user, *command),
-            cwd=cwd or self.course,
+            cwd=cwd,
             capture_output=True,
             text=True,
             timeout=600,
@@ -216,12 +231,12 @@ class ClassHub:
             "--instructor", self.instructor, "--course-dir", str(self.course),
             "--state", str(self.root / "state"), "--port", str(self.port),
             "--hub-port", str(free_port()), "--proxy-api-port", str(free_port()),
-            "--users", *self.students,
+            "--student-env", str(STUDENT_ENV), "--users", *self.students,
         ]  # fmt: skip
         self.process = subprocess.Popen(
             self.wrap(command), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 1200  # a first run installs the students' stack
         while True:
             assert self.process.poll() is None, f"the hub exited:\n{self.log()}"
             try:
@@ -263,3 +278,14 @@ class ClassHub:
                 with contextlib.suppress(OSError):
                     child.rmdir()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def log_in(browser: Browser, hub: ClassHub, user: str) -> Page:
+    """A new browser context logged in to the hub as `user`, on their JupyterLab."""
+    page = browser.new_context(viewport={"width": 1300, "height": 900}).new_page()
+    page.goto(f"{hub.url}/hub/login")
+    page.fill("#username_input", user)
+    page.fill("#password_input", hub.passwords[user])
+    page.click("#login_submit")
+    page.wait_for_selector(".jp-LabShell", timeout=LONG)
+    return page

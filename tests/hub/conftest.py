@@ -1,0 +1,28 @@
+"""One class hub and one browser for every test here (a hub takes minutes to start)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from class_hub import ClassHub
+from playwright.sync_api import Browser, sync_playwright
+
+
+@pytest.fixture(scope="session")
+def hub() -> Iterator[ClassHub]:
+    started = ClassHub.start()
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=["--no-sandbox"]
+        )
+        yield launched
+        launched.close()
