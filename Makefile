@@ -13,7 +13,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .DEFAULT_GOAL := help
 .PHONY: help lab test lint typecheck unit notebooks browser exercises assign autograde report grade \
-        class bench system axe clean clean-grades
+        class bench system axe clean clean-grades postgres
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -91,6 +91,10 @@ class:  ## JupyterHub for the class (as root): sudo make class INSTRUCTOR=<login
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python autograder/classroom/hub/serve.py \
 	  --instructor $(INSTRUCTOR) $(CLASS_OPTIONS)
 
+postgres:  ## a local PostgreSQL gradebook (role, database, password): sudo make postgres INSTRUCTOR=<login>
+	@[ -n "$(INSTRUCTOR)" ] || { echo "usage: sudo make postgres INSTRUCTOR=<the instructor's login>"; exit 2; }
+	bash tools/setup_postgres.sh $(INSTRUCTOR) $(CURDIR) $(or $(DATABASE),gradebook)
+
 $(HUB)/node_modules: $(HUB)/package.json $(HUB)/package-lock.json
 	npm ci --prefix $(HUB) --no-audit --no-fund
 	@touch $@
@@ -110,9 +114,12 @@ clean:  ## remove the virtual environment (keeps the gradebook and every submiss
 
 INSTRUCTOR_DATA := release submitted autograded feedback downloaded gradebook.db .autograder \
                    grades.csv reports
-clean-grades:  ## DELETE the gradebook, submissions and manual grades (needs CONFIRM=1)
+clean-grades:  ## DELETE the gradebook (SQLite or PostgreSQL), submissions and manual grades (needs CONFIRM=1)
 	@if [ "$(CONFIRM)" != 1 ]; then \
 	  echo "This deletes the instructor's data: $(INSTRUCTOR_DATA)"; \
+	  echo "the gradebook's tables if it is in PostgreSQL (site_config.py's db_url),"; \
 	  echo "including manual grades and every submission. Run: make clean-grades CONFIRM=1"; \
 	  exit 1; fi
+	@$(MAKE) --no-print-directory $(STAMP)
+	$(BIN)/python -m autograder.classroom.clean_grades --course-dir $(CURDIR)
 	rm -rf $(INSTRUCTOR_DATA)
