@@ -40,6 +40,7 @@ REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 ASSIGNMENT = "03_a_neuron_by_hand"
 COURSE_ID = "backward-hubtest"
+PROFILES = ("ada", "ben", "dee")  # the sample class's: right, wrong, blank
 STUDENT_ENV = Path("/var/tmp/autograder-hubtest-env")
 
 LONG = 180_000  # ms: a server spawn or a validation on a busy 2-core machine
@@ -165,10 +166,10 @@ class ClassHub:
         assert os.geteuid() == 0, "the class hub test runs as root (it creates users)"
         root = Path(tempfile.mkdtemp(prefix="class-hub-"))
         root.chmod(0o755)
-        tag = secrets.token_hex(2)
-        # the students are the sample class's: their numbers are drawn from their names,
-        # so their answered notebooks are right (or wrong) for them as for the sample class
-        hub = cls(root, f"bch{tag}-teacher", ["ada", "ben", "dee"])
+        tag = secrets.token_hex(3)
+        # accounts of this run alone (named after the sample class's profiles they play;
+        # their answered notebooks are written for their own numbers: `answered`)
+        hub = cls(root, f"bch{tag}-teacher", [f"{p}{tag}" for p in PROFILES])
         try:
             hub._create_users()
             hub._create_course()
@@ -178,6 +179,30 @@ class ClassHub:
             hub.stop()
             raise
         return hub
+
+    def answered(self, user: str, profile: str) -> Path:
+        """The notebook the sample class's `profile` hands in, answered with `user`'s own
+        numbers (tools/make_sample_class.py writes it as for the sample class)."""
+        import dataclasses
+        import importlib.util
+
+        import nbformat
+
+        spec = importlib.util.spec_from_file_location(
+            "make_sample_class", REPO / "tools" / "make_sample_class.py"
+        )
+        assert spec is not None and spec.loader is not None
+        sample = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sample)
+        student = next(s for s in sample.STUDENTS if s.name == profile)
+        release = nbformat.read(REPO / "exercises" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+        notebook = sample.submission(release, ASSIGNMENT, dataclasses.replace(student, name=user))
+        path = self.root / "answers" / f"{user}.ipynb"
+        path.parent.mkdir(exist_ok=True)
+        path.parent.chmod(0o755)
+        nbformat.write(notebook, path)
+        path.chmod(0o644)
+        return path
 
     def _create_users(self) -> None:
         for user in [self.instructor, *self.students]:

@@ -1,9 +1,10 @@
 """A class, end to end, through `make class`'s JupyterHub in Debian's Chromium.
 
-Three students log in through the hub's login page, fetch the assignment in the
-Assignments tab, answer it (ada right, ben wrong, dee leaves it blank: their notebooks are
-the sample class's, written into the fetched folder as the student; dee's is the fetched
-notebook untouched), Validate, Submit.
+Three students (accounts made for this run, each playing a sample class profile) log in
+through the hub's login page, fetch the assignment in the Assignments tab, answer it (ada
+right, ben wrong, dee leaves it blank: the sample class's answers with their own numbers,
+written into the fetched folder as the student; dee's is the fetched notebook untouched),
+Validate, Submit.
 Before they hand in, the instructor starts `autograder serve --release-feedback` as their
 own ordinary account (in the same sandbox and delegated cgroups as `autograder grade`):
 after each Submit its output must say the student's submission was graded, with the
@@ -30,14 +31,13 @@ import time
 from pathlib import Path
 
 import pytest
-from class_hub import ASSIGNMENT, COURSE_ID, LONG, REPO, ClassHub, log_in
+from class_hub import ASSIGNMENT, COURSE_ID, LONG, PROFILES, ClassHub, log_in
 from playwright.sync_api import Browser, Page
 
 from autograder.authoring.sample_class import expected_scores
 
 pytestmark = [pytest.mark.browser, pytest.mark.nbgrader, pytest.mark.sandbox]
 
-SAMPLE = REPO / "instructor" / "sample_class"
 SERVICE_WAIT = 120.0  # s: generous (the goal is 3 s; its speed is the benchmark's to measure)
 
 
@@ -125,7 +125,7 @@ def student_turn(
     assert target.exists(), "Fetch put no notebook in the student's home"
     if profile != "dee":  # dee hands in the fetched notebook untouched (blank)
         # the sample class's answers, written into the fetched copy as the student
-        answered = SAMPLE / profile / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        answered = hub.answered(user, profile)
         hub.check_as(user, "cp", str(answered), str(target))
     page.goto(f"{hub.url}/user/{user}/lab/tree/{ASSIGNMENT}/{ASSIGNMENT}.ipynb")
     page.wait_for_selector(".jp-Notebook", timeout=LONG)
@@ -144,11 +144,11 @@ def student_turn(
     return page, validation, clicked
 
 
-def ben_diagnosis() -> str:
+def ben_diagnosis(ben: str) -> str:
     """What ben's dropped factor 2 must be told, with his own numbers."""
     from autograder.grading.trusted import givens_for
 
-    given = givens_for(ASSIGNMENT, "ben")
+    given = givens_for(ASSIGNMENT, ben)
     slip = max(given["w"] * given["x"] + given["b"], 0.0) - given["y"]  # a - y, no 2
     return f"✗ dL/da = {slip:.1f}, but PyTorch gives {2 * slip:.1f}."
 
@@ -198,7 +198,7 @@ def fetch_feedback(hub: ClassHub, page: Page, user: str) -> str:
 def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None:
     ada, ben, dee = hub.students
     teacher = hub.instructor
-    profiles = dict(zip(hub.students, ("ada", "ben", "dee"), strict=True))
+    profiles = dict(zip(hub.students, PROFILES, strict=True))
     expected = {
         user: expected_scores()[(profile, ASSIGNMENT)] for user, profile in profiles.items()
     }
@@ -217,7 +217,7 @@ def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None
             if profile == "ada":
                 assert "Success" in validation or "passed" in validation, validation
             elif profile == "ben":
-                assert ben_diagnosis() in validation, validation
+                assert ben_diagnosis(user) in validation, validation
             else:
                 assert "failed" in validation, validation
             found, arrived = output.wait_for(
@@ -239,7 +239,7 @@ def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None
         output.wait_for(rf"^feedback {ben}/{ASSIGNMENT}: released")
         page = pages[ben]
         page.goto(f"{hub.url}/user/{ben}/files/{fetch_feedback(hub, page, ben)}")
-        page.wait_for_selector(f"text={ben_diagnosis()}", timeout=LONG)
+        page.wait_for_selector(f"text={ben_diagnosis(ben)}", timeout=LONG)
     finally:
         status = stop_service(hub, service)
         printed = output.rest()
