@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,7 @@ def test_export_counts_only_released_assignments(tmp_path: Path) -> None:
     course = make_course(tmp_path / "course", [RELEASED, NOT_YET], extra_config=config)
     nbgrader(course, "db", "student", "add", "ada")
     assert exported(course) == set()  # nothing released yet: no zeros for anything
+    shutil.copytree(course / "exercises" / RELEASED, course / "release" / RELEASED)
     nbgrader(course, "release_assignment", RELEASED)
     assert exported(course) == {RELEASED}
     assert exported(course, f"--assignment={NOT_YET}") == {NOT_YET}
