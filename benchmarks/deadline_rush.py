@@ -3,7 +3,7 @@
 A course of one assignment with its nbgrader exchange in a temporary folder; `--hand-ins`
 students (s000, s001, ..., in the gradebook) each hand in once, evenly spread over
 `--within` seconds, through the real exchange: each hand-in is placed in `inbound/` as
-`nbgrader submit` places it (a folder `<student>+<assignment>+<timestamp> <random>` with
+`nbgrader submit` places it (a folder `<student>+<assignment>+<timestamp>+<random>` with
 the notebooks, then `timestamp.txt`, then `submission_secret.txt`; running `nbgrader
 submit` itself 200 times in a minute would need more cores than it measures). Each
 student's notebook is one of the sample class's profiles answered with that student's own
@@ -18,6 +18,7 @@ Goal: p95 from hand-in to graded under 10 s. Exit 0 when met with none lost.
 from __future__ import annotations
 
 import argparse
+import base64
 import dataclasses
 import datetime
 import importlib.util
@@ -76,7 +77,8 @@ def hand_in(inbound: Path, student: str, notebook: Path) -> float:
     """Place one hand-in as `nbgrader submit` does; when its last file was written."""
     now = datetime.datetime.now(datetime.UTC)
     stamp = now.strftime("%Y-%m-%d %H:%M:%S.%f %Z")
-    folder = inbound / f"{student}+{ASSIGNMENT}+{stamp} {secrets.token_hex(16)}"
+    random = base64.urlsafe_b64encode(os.urandom(9)).decode("ascii")  # as nbgrader's
+    folder = inbound / f"{student}+{ASSIGNMENT}+{stamp}+{random}"
     folder.mkdir()
     shutil.copy(notebook, folder / f"{ASSIGNMENT}.ipynb")
     (folder / "timestamp.txt").write_text(stamp)
@@ -156,6 +158,7 @@ def main() -> int:
         graded: dict[str, tuple[float, float]] = {}
         released: dict[str, float] = {}
         failed: dict[str, str] = {}
+        printed_lines: list[str] = []
 
         def drain(until: float) -> None:
             while time.perf_counter() < until:
@@ -163,6 +166,7 @@ def main() -> int:
                     printed, line = lines.get(timeout=max(0.01, until - time.perf_counter()))
                 except queue.Empty:
                     return
+                printed_lines.append(line)
                 if found := GRADED.match(line):
                     graded[found[1]] = (printed, float(found[2]))
                 elif found := RELEASED.match(line):
@@ -195,6 +199,8 @@ def main() -> int:
     )
     for student, line in sorted(failed.items())[:10]:
         print(f"  {student}: {line}")
+    if lost:
+        print("the service's last lines:", *printed_lines[-15:], sep="\n  ")
     p95 = sorted(to_graded)[round(0.95 * (len(to_graded) - 1))] if to_graded else float("inf")
     return 0 if p95 < GOAL and not lost and len(released) == len(students) else 1
 

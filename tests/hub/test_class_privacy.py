@@ -80,8 +80,8 @@ def hand_in_from_shells(hub: ClassHub) -> None:
     for student in hub.students:
         home = Path(f"/home/{student}")
         if not (home / ASSIGNMENT).exists():
-            hub.check_as(student, "nbgrader", "fetch_assignment", ASSIGNMENT, cwd=home)
-        hub.check_as(student, "nbgrader", "submit", ASSIGNMENT, cwd=home)
+            hub.check_as(student, "nbgrader", "fetch_assignment", ASSIGNMENT)
+        hub.check_as(student, "nbgrader", "submit", ASSIGNMENT)
     teacher = hub.instructor
     hub.check_as(teacher, "nbgrader", "collect", "--update", ASSIGNMENT)
     hub.check_as(teacher, "autograder", "grade", ASSIGNMENT, "--quiet")
