@@ -25,19 +25,13 @@ from playwright.sync_api import Browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.nbgrader, pytest.mark.sandbox]
 
-# Tried by each student as themselves; prints {path: {attempt: "refused" | "DONE"}}.
+# Tried by each student as themselves: argv[1] is {path: [attempts]}; prints
+# {path: {attempt: "refused" | "DONE"}}.
 ATTEMPTS = r"""
 import json, os, shutil, sys
 results = {}
-for path in json.loads(sys.argv[1]):
+for path, attempts in json.loads(sys.argv[1]).items():
     tried = {}
-    def attempt(name, action):
-        try:
-            action()
-        except OSError:
-            tried[name] = "refused"
-        else:
-            tried[name] = "DONE"
     def read():
         if os.path.isdir(path):
             os.listdir(path)
@@ -51,13 +45,25 @@ for path in json.loads(sys.argv[1]):
         else:
             with open(path, "ab") as f:
                 f.write(b"planted")
-    attempt("read", read)
-    attempt("write", write)
-    attempt("rename", lambda: os.rename(path, path + ".moved"))
-    attempt("delete", lambda: shutil.rmtree(path) if os.path.isdir(path) else os.remove(path))
+    actions = {
+        "read": read,
+        "write": write,
+        "rename": lambda: os.rename(path, path + ".moved"),
+        "delete": lambda: shutil.rmtree(path) if os.path.isdir(path) else os.remove(path),
+    }
+    for name in attempts:
+        try:
+            actions[name]()
+        except OSError:
+            tried[name] = "refused"
+        else:
+            tried[name] = "DONE"
     results[path] = tried
 print(json.dumps(results))
 """
+EVERYTHING = ["read", "write", "rename", "delete"]
+CHANGES = ["write", "rename", "delete"]  # of what students may read (released files)
+HAND_IN_BOX = ["read", "rename", "delete"]  # inbound/: they hand in (write) there
 
 
 NEW_FILE = {"type": "file", "format": "text", "content": "planted"}
@@ -88,8 +94,10 @@ def hand_in_from_shells(hub: ClassHub) -> None:
     hub.check_as(teacher, "nbgrader", "generate_feedback", ASSIGNMENT, "--force")
 
 
-def private_paths(hub: ClassHub, student: str) -> list[Path]:
-    """Everything `student` must not reach (each exists: asserted)."""
+def private_paths(hub: ClassHub, student: str) -> dict[Path, list[str]]:
+    """Everything `student` must not reach, with what they try on it (each exists:
+    asserted): the instructor's, the hub's and other students' files, and the exchange's
+    shared folders (which they may read, not change)."""
     course = hub.course
     others = [s for s in hub.students if s != student]
     notebook = f"{ASSIGNMENT}.ipynb"
@@ -107,7 +115,6 @@ def private_paths(hub: ClassHub, student: str) -> list[Path]:
         hub.root / "state" / "hub" / "jupyterhub.sqlite",
         hub.root / "state" / "hub" / "jupyterhub_cookie_secret",
         hub.root / "state" / "instructor" / "nbgrader_config.py",
-        hub.exchange / COURSE_ID / "inbound",
         hub.exchange / COURSE_ID / "feedback",
     ]
     for other in others:
@@ -121,28 +128,23 @@ def private_paths(hub: ClassHub, student: str) -> list[Path]:
             Path(f"/home/{other}") / ".local" / "share" / "jupyter" / "nbgrader_cache",
             *sorted((hub.exchange / COURSE_ID / "inbound").glob(f"{other}+*")),
         ]
-    missing = [str(p) for p in paths if not p.exists()]
-    assert not missing, f"the private paths to try must exist: {missing}"
-    return paths
-
-
-def exchange_hijacks(hub: ClassHub) -> list[Path]:
-    """What a student tries to rename, replace or plant into in the exchange."""
+    tried = {path: EVERYTHING for path in paths}
+    tried[hub.exchange / COURSE_ID / "inbound"] = HAND_IN_BOX
     outbound = hub.exchange / COURSE_ID / "outbound"
-    return [
-        hub.exchange / COURSE_ID,
-        outbound,
-        outbound / ASSIGNMENT,
-        outbound / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
-    ]
+    for shared in [hub.exchange / COURSE_ID, outbound, outbound / ASSIGNMENT,
+                   outbound / ASSIGNMENT / notebook]:  # fmt: skip
+        tried[shared] = CHANGES
+    missing = [str(p) for p in tried if not p.exists()]
+    assert not missing, f"the private paths to try must exist: {missing}"
+    return tried
 
 
 def test_students_reach_nothing_private_from_a_shell(hub: ClassHub) -> None:
     hand_in_from_shells(hub)
     for student in hub.students:
-        targets = private_paths(hub, student) + exchange_hijacks(hub)
+        targets = private_paths(hub, student)
         before = {p: fingerprint(p) for p in targets}
-        paths = json.dumps([str(p) for p in targets])
+        paths = json.dumps({str(p): attempts for p, attempts in targets.items()})
         done = hub.as_user(student, "python3", "-c", ATTEMPTS, paths)
         assert done.returncode == 0, done.stderr
         results = json.loads(done.stdout)
@@ -154,9 +156,9 @@ def test_students_reach_nothing_private_from_a_shell(hub: ClassHub) -> None:
         assert not allowed, f"{student} could: {allowed}"
         changed = [str(p) for p in targets if not p.exists() or fingerprint(p) != before[p]]
         assert not changed, f"{student} changed {changed}"
-        print(f"\n{student}: {len(targets)} paths x read/list, write, rename, delete: refused")
-        for path in targets:
-            print(f"  {path}")
+        print(f"\n{student}: every attempt refused on {len(targets)} paths:")
+        for path, attempts in targets.items():
+            print(f"  {path}: {', '.join(attempts)}")
 
 
 def test_the_exchange_is_laid_out_as_nbgrader_intends(hub: ClassHub) -> None:
@@ -185,7 +187,7 @@ def test_students_reach_nothing_private_through_their_server(
     """Their JupyterLab's contents API (what its file browser uses), through links in
     their home to each private path: read, list, write, rename, delete all refused."""
     student = hub.students[0]
-    targets = private_paths(hub, student) + exchange_hijacks(hub)
+    targets = private_paths(hub, student)
     before = {p: fingerprint(p) for p in targets}
     home = Path(f"/home/{student}")
     links = {}
@@ -199,6 +201,8 @@ def test_students_reach_nothing_private_through_their_server(
     headers = {"X-XSRFToken": xsrf}
     allowed = []
     for name, target in links.items():
+        if targets[target] != EVERYTHING:
+            continue  # the exchange: the shell's attempts cover it
         if target.is_dir():  # an entry in it, known to root (the student cannot list it)
             child = f"{name}/{next(iter(sorted(target.iterdir())), target / 'x').name}"
             answers = {

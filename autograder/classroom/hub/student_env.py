@@ -7,8 +7,9 @@ this project's packages (the lessons' `autograd_lessons`, and `autograder` for t
 exercises' live checks: its specs are readable there until a check service replaces it),
 built from a scratch copy of the sources so nothing is written into the course folder.
 Its `etc/jupyter` holds the students' Jupyter and nbgrader config (course id, exchange,
-no formgrader), which Jupyter reads for every program run from the venv: the Assignments
-tab and `nbgrader fetch_assignment` in a terminal alike.
+no formgrader, hand-ins closed to other students by private_submit.py, installed as the
+top-level module `class_private_submit`), which Jupyter reads for every program run from
+the venv: the Assignments tab and `nbgrader submit` in a terminal alike.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[3]
 STACK_STAMP = ".course-stack"  # hash of the pins the stack was installed from
 STUDENT_HIDDEN_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment"]
+SUBMIT_MODULE = "class_private_submit"
 SOURCES = ["pyproject.toml", "README.md", "autograder", "autograd_lessons", "autograder_shim"]
 
 
@@ -60,6 +62,7 @@ def write_student_config(env: Path, course_id: str, exchange: str) -> None:
         "c = get_config()\n"
         f"c.CourseDirectory.course_id = {course_id!r}\n"
         f"c.Exchange.root = {exchange!r}\n"
+        f"c.ExchangeFactory.submit = '{SUBMIT_MODULE}.PrivateSubmit'\n"
     )
     (config / "jupyter_server_config.json").write_text(
         json.dumps(
@@ -91,5 +94,18 @@ def ensure_student_env(env: Path, python: Path, course_id: str, exchange: str) -
             stamp.write_text(stack_hash())
         else:  # the stack is current: refresh only the course's own packages
             pip(env, "--no-deps", "--force-reinstall", str(sources))
+    purelib = subprocess.run(
+        [
+            str(env / "bin" / "python"),
+            "-c",
+            "import sysconfig; print(sysconfig.get_path('purelib'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    shutil.copy(
+        Path(__file__).with_name("private_submit.py"), Path(purelib) / f"{SUBMIT_MODULE}.py"
+    )
     write_student_config(env, course_id, exchange)
     open_to_all(env)
