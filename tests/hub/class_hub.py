@@ -2,7 +2,9 @@
 
 `ClassHub.start()` (as root) creates an instructor and students as local accounts with
 random passwords, a course owned by the instructor (one assignment, nbgrader's exchange
-in a temporary folder set through the course's untracked site_config.py), readies and
+in a temporary folder and a PostgreSQL gradebook set through the course's untracked
+site_config.py; the server is tests/pg_server.py's, with password authentication and the
+password in the instructor's ~/.pgpass, as `make postgres` sets one up), readies and
 releases the assignment as the instructor, and starts autograder/classroom/hub/serve.py on free
 loopback ports, with the students' environment (which the hub builds, as `make class`
 does) kept between runs in `STUDENT_ENV` (the pinned stack takes minutes to install;
@@ -81,6 +83,14 @@ class ClassHub:
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
     created: list[str] = field(default_factory=list)  # accounts this run made (and removes)
+    db_url: str = ""  # the gradebook, as the class's programs reach it (password: .pgpass)
+    db_password: str = field(default_factory=lambda: secrets.token_urlsafe(16))
+    resources: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    @property
+    def root_db_url(self) -> str:
+        """The gradebook's URL with its password (the test's own queries, as root)."""
+        return self.db_url.replace("grader@", f"grader:{self.db_password}@")
 
     @property
     def url(self) -> str:
@@ -171,6 +181,9 @@ class ClassHub:
         # their answered notebooks are written for their own numbers: `answered`)
         hub = cls(root, f"bch{tag}-teacher", [f"{p}{tag}" for p in PROFILES])
         try:
+            from pg_server import running_postgres
+
+            hub.db_url = hub.resources.enter_context(running_postgres(hub.db_password))
             hub._create_users()
             hub._create_course()
             hub._start_hub()
@@ -229,7 +242,14 @@ class ClassHub:
             f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
             f"c.Exchange.root = {str(self.exchange)!r}\n"
             f"c.Sandbox.cgroup_parent = {self.cgroup_name()!r}\n"
+            f"c.CourseDirectory.db_url = {self.db_url!r}\n"
         )
+        account = pwd.getpwnam(self.instructor)
+        pgpass = Path(account.pw_dir) / ".pgpass"
+        host_port_db = self.db_url.split("@")[1].replace("/", ":")
+        pgpass.write_text(f"{host_port_db}:grader:{self.db_password}\n")
+        os.chown(pgpass, account.pw_uid, account.pw_gid)
+        pgpass.chmod(0o600)
         self._delegate_cgroups()
         subprocess.run(["chown", "-R", self.instructor, str(course)], check=True)
 
@@ -303,6 +323,7 @@ class ClassHub:
                 with contextlib.suppress(OSError):
                     child.rmdir()
         shutil.rmtree(self.root, ignore_errors=True)
+        self.resources.close()  # the PostgreSQL server
 
 
 def log_in(browser: Browser, hub: ClassHub, user: str) -> Page:

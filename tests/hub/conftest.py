@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from class_hub import ClassHub
-from playwright.sync_api import Browser, sync_playwright
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: pg_server
+
+from class_hub import ClassHub  # noqa: E402
+from playwright.sync_api import Browser, sync_playwright  # noqa: E402
 
 
 @pytest.fixture(scope="session")

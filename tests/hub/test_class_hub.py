@@ -158,7 +158,7 @@ def gradebook(hub: ClassHub) -> dict[str, tuple[float, float | None]]:
     from nbgrader.api import Gradebook
 
     found = {}
-    with Gradebook(f"sqlite:///{hub.course / 'gradebook.db'}", COURSE_ID) as gb:
+    with Gradebook(hub.root_db_url, COURSE_ID) as gb:
         for submission in gb.find_assignment(ASSIGNMENT).submissions:
             notebook = submission.notebooks[0]
             written = [g for g in notebook.grades if g.cell.cell_type == "markdown"]
@@ -170,7 +170,7 @@ def written_cell(hub: ClassHub) -> str:
     """The grade id of the assignment's written answer (graded by hand)."""
     from nbgrader.api import Gradebook
 
-    with Gradebook(f"sqlite:///{hub.course / 'gradebook.db'}", COURSE_ID) as gb:
+    with Gradebook(hub.root_db_url, COURSE_ID) as gb:
         cells = gb.find_notebook(ASSIGNMENT, ASSIGNMENT).grade_cells
         return next(c.name for c in cells if c.cell_type == "markdown")
 
@@ -178,7 +178,7 @@ def written_cell(hub: ClassHub) -> str:
 def submission_notebook_id(hub: ClassHub, student: str) -> str:
     from nbgrader.api import Gradebook
 
-    with Gradebook(f"sqlite:///{hub.course / 'gradebook.db'}", COURSE_ID) as gb:
+    with Gradebook(hub.root_db_url, COURSE_ID) as gb:
         return str(gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student).id)
 
 

@@ -105,7 +105,7 @@ def private_paths(hub: ClassHub, student: str) -> dict[Path, list[str]]:
         course,
         course / "solutions",
         course / "solutions" / ASSIGNMENT / notebook,
-        course / "gradebook.db",
+        Path(f"/home/{hub.instructor}") / ".pgpass",  # the gradebook's password
         course / "site_config.py",
         course / "nbgrader_config.py",
         course / "release",
@@ -159,6 +159,26 @@ def test_students_reach_nothing_private_from_a_shell(hub: ClassHub) -> None:
         print(f"\n{student}: every attempt refused on {len(targets)} paths:")
         for path, attempts in targets.items():
             print(f"  {path}: {', '.join(attempts)}")
+
+
+GRADEBOOK_ATTEMPT = """
+import sys, psycopg
+try:
+    psycopg.connect(sys.argv[1], connect_timeout=20).close()
+except psycopg.OperationalError as error:
+    print("refused:", error)
+else:
+    print("CONNECTED")
+"""
+
+
+def test_students_cannot_open_the_gradebook(hub: ClassHub) -> None:
+    """The PostgreSQL gradebook asks for the password only the instructor's .pgpass holds."""
+    for student in hub.students:
+        tried = hub.check_as(student, "python3", "-c", GRADEBOOK_ATTEMPT, hub.db_url)
+        assert tried.startswith("refused:") and "password" in tried, f"{student}: {tried}"
+    teacher = hub.check_as(hub.instructor, "python3", "-c", GRADEBOOK_ATTEMPT, hub.db_url)
+    assert teacher.strip() == "CONNECTED", teacher  # the same attempt can succeed
 
 
 def test_the_exchange_is_laid_out_as_nbgrader_intends(hub: ClassHub) -> None:
