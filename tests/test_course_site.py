@@ -218,3 +218,20 @@ def test_class_server_refuses_clearly_what_it_cannot_run(tmp_path: Path) -> None
     foreign = run(*serve, "--instructor", "nobody", "--course-dir", course, cwd=tmp_path)
     assert foreign.returncode == 2 and "must own the course directory" in foreign.stderr
     assert not (course / ".class").exists()
+
+
+def test_class_refuses_a_python_some_user_cannot_run(tmp_path: Path) -> None:
+    """`make class` checks first that every user can run the chosen Python: one reached
+    only through a folder closed to others is refused, naming that folder."""
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    (closed / "python3").symlink_to(os.path.realpath(sys.executable))
+    refused = run(closed / "python3", REPO / "tools/check_python.py", "--every-user", cwd=REPO)
+    assert refused.returncode == 1
+    assert "is closed to other users" in refused.stderr, refused.stderr  # (pytest's own
+    # temporary folder is closed too: the first closed folder on the way is named)
+    if os.path.exists("/usr/bin/python3.11"):  # Debian 12's own: every user runs it
+        debian = run(
+            "/usr/bin/python3.11", REPO / "tools/check_python.py", "--every-user", cwd=REPO
+        )
+        assert debian.returncode == 0, debian.stderr
