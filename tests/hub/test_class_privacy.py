@@ -70,12 +70,14 @@ NEW_FILE = {"type": "file", "format": "text", "content": "planted"}
 
 
 def fingerprint(path: Path) -> str:
-    """What `path` holds (names, modes, owners and bytes of everything under it)."""
+    """What `path` holds (names, modes, owners and bytes of everything under it; of the
+    hub's own live files, which the hub itself rewrites, only the mode and owner)."""
+    live = "/state/hub" in str(path)
     digest = hashlib.sha256()
-    for item in sorted([path, *path.rglob("*")] if path.is_dir() else [path]):
+    for item in sorted([path, *path.rglob("*")] if path.is_dir() and not live else [path]):
         info = item.lstat()
         digest.update(f"{item}:{info.st_mode}:{info.st_uid}".encode())
-        if item.is_file() and not item.is_symlink():
+        if item.is_file() and not item.is_symlink() and not live:
             digest.update(item.read_bytes())
     return digest.hexdigest()
 
