@@ -79,14 +79,13 @@ def class_members(args: argparse.Namespace) -> list[str]:
     return [a.pw_name for a in pwd.getpwall() if a.pw_uid in LOGIN_UIDS]
 
 
-def write_instructor_config(folder: Path, course_id: str, exchange: str, course: Path) -> None:
-    """The instructor's Jupyter config folder (JUPYTER_CONFIG_PATH of their server)."""
+def write_instructor_config(folder: Path, course: Path) -> None:
+    """The instructor's Jupyter config folder (JUPYTER_CONFIG_PATH of their server): the
+    course's own nbgrader config, with its site settings (course id, exchange, gradebook
+    URL), so formgrader and the Assignments tab see the course as nbgrader does in it."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "nbgrader_config.py").write_text(
-        "c = get_config()\n"
-        f"c.CourseDirectory.course_id = {course_id!r}\n"
-        f"c.Exchange.root = {exchange!r}\n"
-        f"c.CourseDirectory.root = {str(course)!r}\n"
+        f"c = get_config()\nload_subconfig({str(course / 'nbgrader_config.py')!r})\n"
     )
 
 
@@ -137,7 +136,7 @@ def prepare(args: argparse.Namespace) -> dict[str, str]:
     (state / "hub").mkdir(mode=0o700, exist_ok=True)
     (state / "hub").chmod(0o700)
     instructor_config = state / "instructor"
-    write_instructor_config(instructor_config, course_id, exchange, course)
+    write_instructor_config(instructor_config, course)
     for path in [instructor_config, *instructor_config.iterdir()]:
         os.chown(path, teacher.pw_uid, teacher.pw_gid)
     instructor_config.chmod(0o700)
