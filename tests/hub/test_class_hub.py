@@ -240,6 +240,8 @@ def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None
         page = pages[ben]
         page.goto(f"{hub.url}/user/{ben}/files/{fetch_feedback(hub, page, ben)}")
         page.wait_for_selector(f"text={ben_diagnosis(ben)}", timeout=LONG)
+        for user in hub.students:  # every release done before the service is stopped
+            output.wait_for(rf"^feedback {user}/{ASSIGNMENT}: released")
     finally:
         status = stop_service(hub, service)
         printed = output.rest()
