@@ -42,6 +42,9 @@ REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 ASSIGNMENT = "03_a_neuron_by_hand"
 COURSE_ID = "backward-hubtest"
+# The gradebook: SQLite in the course folder, or with CLASS_HUB_GRADEBOOK=postgresql a
+# PostgreSQL server (its formgrader step does not pass yet: see the branch's report).
+POSTGRES = os.environ.get("CLASS_HUB_GRADEBOOK") == "postgresql"
 PROFILES = ("ada", "ben", "dee")  # the sample class's: right, wrong, blank
 STUDENT_ENV = Path("/var/tmp/autograder-hubtest-env")
 
@@ -90,6 +93,8 @@ class ClassHub:
     @property
     def root_db_url(self) -> str:
         """The gradebook's URL with its password (the test's own queries, as root)."""
+        if not self.db_url:
+            return f"sqlite:///{self.course / 'gradebook.db'}"
         return self.db_url.replace("grader@", f"grader:{self.db_password}@")
 
     @property
@@ -181,9 +186,10 @@ class ClassHub:
         # their answered notebooks are written for their own numbers: `answered`)
         hub = cls(root, f"bch{tag}-teacher", [f"{p}{tag}" for p in PROFILES])
         try:
-            from pg_server import running_postgres
+            if POSTGRES:
+                from pg_server import running_postgres
 
-            hub.db_url = hub.resources.enter_context(running_postgres(hub.db_password))
+                hub.db_url = hub.resources.enter_context(running_postgres(hub.db_password))
             hub._create_users()
             hub._create_course()
             hub._start_hub()
@@ -242,16 +248,23 @@ class ClassHub:
             f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
             f"c.Exchange.root = {str(self.exchange)!r}\n"
             f"c.Sandbox.cgroup_parent = {self.cgroup_name()!r}\n"
-            f"c.CourseDirectory.db_url = {self.db_url!r}\n"
         )
+        if self.db_url:
+            self._postgres_gradebook()
+        self._delegate_cgroups()
+        subprocess.run(["chown", "-R", self.instructor, str(course)], check=True)
+
+    def _postgres_gradebook(self) -> None:
+        """The course's gradebook on the PostgreSQL server; its password in the
+        instructor's ~/.pgpass (as `make postgres` leaves it)."""
+        with open(self.course / "site_config.py", "a") as site:
+            site.write(f"c.CourseDirectory.db_url = {self.db_url!r}\n")
         account = pwd.getpwnam(self.instructor)
         pgpass = Path(account.pw_dir) / ".pgpass"
         host_port_db = self.db_url.split("@")[1].replace("/", ":")
         pgpass.write_text(f"{host_port_db}:grader:{self.db_password}\n")
         os.chown(pgpass, account.pw_uid, account.pw_gid)
         pgpass.chmod(0o600)
-        self._delegate_cgroups()
-        subprocess.run(["chown", "-R", self.instructor, str(course)], check=True)
 
     def cgroup_name(self) -> str:
         return f"/autograder-{self.instructor}"

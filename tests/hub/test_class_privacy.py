@@ -107,7 +107,7 @@ def private_paths(hub: ClassHub, student: str) -> dict[Path, list[str]]:
         course,
         course / "solutions",
         course / "solutions" / ASSIGNMENT / notebook,
-        Path(f"/home/{hub.instructor}") / ".pgpass",  # the gradebook's password
+        course / "gradebook.db" if not hub.db_url else Path(f"/home/{hub.instructor}/.pgpass"),
         course / "site_config.py",
         course / "nbgrader_config.py",
         course / "release",
@@ -163,6 +163,7 @@ def test_students_reach_nothing_private_from_a_shell(hub: ClassHub) -> None:
             print(f"  {path}: {', '.join(attempts)}")
 
 
+SQLITE_ATTEMPT = "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('select 1')"
 GRADEBOOK_ATTEMPT = """
 import sys, psycopg
 try:
@@ -175,7 +176,13 @@ else:
 
 
 def test_students_cannot_open_the_gradebook(hub: ClassHub) -> None:
-    """The PostgreSQL gradebook asks for the password only the instructor's .pgpass holds."""
+    """The PostgreSQL gradebook asks for the password only the instructor's .pgpass holds;
+    the SQLite one is a file in the closed course folder."""
+    if not hub.db_url:
+        for student in hub.students:
+            tried = hub.as_user(student, "python3", "-c", SQLITE_ATTEMPT, hub.root_db_url[10:])
+            assert "unable to open" in tried.stderr, f"{student}: {tried.stdout}{tried.stderr}"
+        return
     for student in hub.students:
         tried = hub.check_as(student, "python3", "-c", GRADEBOOK_ATTEMPT, hub.db_url)
         assert tried.startswith("refused:") and "password" in tried, f"{student}: {tried}"
