@@ -40,7 +40,6 @@ c.GenerateFeedback.preprocessors = [
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 c.ManualGrades.reviewed_dir = os.path.join(c.CourseDirectory.root, ".autograder", "reviewed")
-c.HTMLExporter.template_name = "honest_feedback"
 _package = {  # where the two packages are, without importing them
     name: importlib.util.find_spec(name).submodule_search_locations[0]
     for name in ("autograder", "nbgrader")

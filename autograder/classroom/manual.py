@@ -4,7 +4,9 @@ nbgrader's feedback shows a written answer nobody has graded yet as "0.0 / 1.0",
 a resubmission that changed it, the score (and comment) given to the old text. The course
 config (nbgrader_config.py) runs `ManualGrades` after nbgrader's GetGrades in every
 `nbgrader generate_feedback` (and `autograder serve --release-feedback`), with the
-template in templates/honest_feedback, which shows each manually graded part as:
+template in templates/feedback (it shadows nbgrader's own "feedback" template, so
+only feedback pages use it; formgrader's pages keep theirs), which shows each manually
+graded part as:
 - "pending review": no manual score yet (and no automatic one);
 - "awaiting review (changed since it was graded)": a manual score exists, nbgrader marks
   the part as needing a grade again (it does after every autograde), and the answer's
