@@ -13,7 +13,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .DEFAULT_GOAL := help
 .PHONY: help lab test lint typecheck unit notebooks browser exercises assign autograde report grade \
-        class bench system axe clean clean-grades
+        class bench system axe clean clean-grades postgres
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -101,9 +101,23 @@ report: $(STAMP)  ## class analytics under reports/ (HTML with plots, CSV)
 	$(BIN)/autograder report $(ASSIGNMENT)
 
 INSTRUCTOR ?= $(SUDO_USER)
-class: $(STAMP) system $(HUB)/node_modules  ## JupyterHub for the class (as root): make class INSTRUCTOR=<login>
+# As root, what `make class` builds in the repository is built as the instructor who owns
+# it, so no root-owned file is left there (`make clean` works for them afterwards).
+AS_OWNER := $(shell [ "$$(id -u)" = 0 ] && [ -n "$(INSTRUCTOR)" ] && \
+              [ "$$(stat -c %U .)" = "$(INSTRUCTOR)" ] && echo runuser -u $(INSTRUCTOR) --)
+CHOSEN_PYTHON = $(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON))
+class:  ## JupyterHub for the class (as root): sudo make class INSTRUCTOR=<login>
 	@[ -n "$(INSTRUCTOR)" ] || { echo "usage: sudo make class INSTRUCTOR=<the instructor's login>"; exit 2; }
-	$(BIN)/python autograder/classroom/hub/serve.py --instructor $(INSTRUCTOR) $(CLASS_OPTIONS)
+	@# before building anything: can every user run the chosen Python?
+	@$(CHOSEN_PYTHON) tools/check_python.py --every-user
+	$(AS_OWNER) $(MAKE) --no-print-directory $(STAMP) $(HUB)/node_modules PYTHON=$(PYTHON)
+	@$(MAKE) --no-print-directory system
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python autograder/classroom/hub/serve.py \
+	  --instructor $(INSTRUCTOR) $(CLASS_OPTIONS)
+
+postgres:  ## a local PostgreSQL gradebook (role, database, password): sudo make postgres INSTRUCTOR=<login>
+	@[ -n "$(INSTRUCTOR)" ] || { echo "usage: sudo make postgres INSTRUCTOR=<the instructor's login>"; exit 2; }
+	bash tools/setup_postgres.sh $(INSTRUCTOR) $(CURDIR) $(or $(DATABASE),gradebook)
 
 $(HUB)/node_modules: $(HUB)/package.json $(HUB)/package-lock.json
 	npm ci --prefix $(HUB) --no-audit --no-fund
@@ -124,9 +138,12 @@ clean:  ## remove the virtual environment (keeps the gradebook and every submiss
 
 INSTRUCTOR_DATA := release submitted autograded feedback downloaded gradebook.db .autograder \
                    grades.csv reports
-clean-grades:  ## DELETE the gradebook, submissions and manual grades (needs CONFIRM=1)
+clean-grades:  ## DELETE the gradebook (SQLite or PostgreSQL), submissions and manual grades (needs CONFIRM=1)
 	@if [ "$(CONFIRM)" != 1 ]; then \
 	  echo "This deletes the instructor's data: $(INSTRUCTOR_DATA)"; \
+	  echo "the gradebook's tables if it is in PostgreSQL (site_config.py's db_url),"; \
 	  echo "including manual grades and every submission. Run: make clean-grades CONFIRM=1"; \
 	  exit 1; fi
+	@$(MAKE) --no-print-directory $(STAMP)
+	$(BIN)/python -m autograder.classroom.clean_grades --course-dir $(CURDIR)
 	rm -rf $(INSTRUCTOR_DATA)

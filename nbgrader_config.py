@@ -14,6 +14,7 @@ NBGRADER_SITE_CONFIG. It is an ordinary nbgrader config file (`c = get_config()`
 `c.CourseDirectory.course_id = ...`) loaded after this one, so it overrides it.
 """
 
+import importlib.util
 import os
 
 c = get_config()  # noqa: F821  (provided by traitlets when nbgrader loads this file)
@@ -30,13 +31,27 @@ c.ClearSolutions.code_stub = {
 }
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
-# Feedback must not show the hidden tests.
+# Feedback must not show the hidden tests, nor a score for a written answer that is not
+# graded yet or changed since it was graded (autograder/classroom/manual.py).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
+    "autograder.classroom.manual.ManualGrades",
     "autograder.classroom.lateness.NoteLateness",  # how late, when it was (any penalty)
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
+c.ManualGrades.reviewed_dir = os.path.join(c.CourseDirectory.root, ".autograder", "reviewed")
+_package = {  # where the two packages are, without importing them
+    name: importlib.util.find_spec(name).submodule_search_locations[0]
+    for name in ("autograder", "nbgrader")
+}
+c.HTMLExporter.extra_template_basedirs = [
+    os.path.join(_package["autograder"], "classroom", "templates"),
+    os.path.join(_package["nbgrader"], "server_extensions", "formgrader", "templates"),
+]
+
+# `nbgrader export`: only assignments released or handed in (autograder/classroom/export.py).
+c.ExportApp.plugin_class = "autograder.classroom.export.ReleasedExport"
 
 # Learners run notebooks on the CPU; a cell that runs longer than this is a bug.
 c.ExecutePreprocessor.timeout = 120

@@ -46,7 +46,7 @@ def _as_server_user(command: list[str]) -> list[str]:
 
 
 @contextmanager
-def running_postgres() -> Iterator[str]:
+def running_postgres(password: str | None = None) -> Iterator[str]:
     """Start a server; yield `postgresql://grader@127.0.0.1:<port>/gradebook`."""
     binaries = postgres_bin()
     home = Path(tempfile.mkdtemp(prefix="pg-gradebook-"))
@@ -56,15 +56,24 @@ def running_postgres() -> Iterator[str]:
     if os.geteuid() == 0:
         shutil.chown(home, SERVER_USER)
 
+    env = {**os.environ, "PGPASSWORD": password} if password else None
+
     def run(*args: object) -> None:
         command = _as_server_user([str(a) for a in args])
-        done = subprocess.run(command, capture_output=True, text=True)
+        done = subprocess.run(command, capture_output=True, text=True, env=env)
         if done.returncode != 0:
             log = (home / "log").read_text() if (home / "log").exists() else ""
             raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr}{done.stdout}{log}")
 
     try:
-        run(binaries / "initdb", "-D", data, "-U", "grader", "--auth=trust", "-E", "UTF8")
+        auth = ["--auth=trust"]
+        if password:
+            secret = home / "password"
+            secret.write_text(password)
+            if os.geteuid() == 0:
+                shutil.chown(secret, SERVER_USER)
+            auth = ["--auth=scram-sha-256", f"--pwfile={secret}"]
+        run(binaries / "initdb", "-D", data, "-U", "grader", *auth, "-E", "UTF8")
         options = f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={home}"
         run(binaries / "pg_ctl", "-D", data, "-o", options, "-l", home / "log", "-w", "start")
         run(binaries / "createdb", "-h", "127.0.0.1", "-p", port, "-U", "grader", "gradebook")

@@ -53,21 +53,23 @@ def assign(course: Path, *names: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_python_older_than_the_pins_is_refused_before_pip() -> None:
-    refused = run(sys.executable, REPO / "tools/check_python.py", "--version", "3.11.2", cwd=REPO)
+    refused = run(sys.executable, REPO / "tools/check_python.py", "--version", "3.11.1", cwd=REPO)
     assert refused.returncode == 1
-    assert "3.11.2" in refused.stderr and ">=3.11.5" in refused.stderr
+    assert "3.11.1" in refused.stderr and ">=3.11.2" in refused.stderr
+    debian = run(sys.executable, REPO / "tools/check_python.py", "--version", "3.11.2", cwd=REPO)
+    assert debian.returncode == 0, debian.stderr  # Debian 12's own python3
     too_new = run(sys.executable, REPO / "tools/check_python.py", "--version", "3.12.1", cwd=REPO)
     assert too_new.returncode == 1
     assert run(sys.executable, REPO / "tools/check_python.py", cwd=REPO).returncode == 0
 
 
 def test_setup_script_refuses_without_creating_a_venv(tmp_path: Path) -> None:
-    """setup_venv.sh stops at the check: no venv, no pip (a fake 3.11.2 interpreter)."""
-    fake = tmp_path / "python3.11.2"
+    """setup_venv.sh stops at the check: no venv, no pip (a fake 3.11.1 interpreter)."""
+    fake = tmp_path / "python3.11.1"
     fake.write_text(
         "#!/bin/sh\n"
         'case "$1" in -c) exit 0;; esac\n'  # passes the script's 3.11 test
-        f'exec {sys.executable} "$1" --version 3.11.2\n'
+        f'exec {sys.executable} "$1" --version 3.11.1\n'
     )
     fake.chmod(0o755)
     result = run("bash", REPO / "tools/setup_venv.sh", fake, tmp_path / "venv", cwd=REPO)
@@ -216,3 +218,20 @@ def test_class_server_refuses_clearly_what_it_cannot_run(tmp_path: Path) -> None
     foreign = run(*serve, "--instructor", "nobody", "--course-dir", course, cwd=tmp_path)
     assert foreign.returncode == 2 and "must own the course directory" in foreign.stderr
     assert not (course / ".class").exists()
+
+
+def test_class_refuses_a_python_some_user_cannot_run(tmp_path: Path) -> None:
+    """`make class` checks first that every user can run the chosen Python: one reached
+    only through a folder closed to others is refused, naming that folder."""
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    (closed / "python3").symlink_to(os.path.realpath(sys.executable))
+    refused = run(closed / "python3", REPO / "tools/check_python.py", "--every-user", cwd=REPO)
+    assert refused.returncode == 1
+    assert "is closed to other users" in refused.stderr, refused.stderr  # (pytest's own
+    # temporary folder is closed too: the first closed folder on the way is named)
+    if os.path.exists("/usr/bin/python3.11"):  # Debian 12's own: every user runs it
+        debian = run(
+            "/usr/bin/python3.11", REPO / "tools/check_python.py", "--every-user", cwd=REPO
+        )
+        assert debian.returncode == 0, debian.stderr

@@ -3,15 +3,20 @@
 Run by tools/setup_venv.sh with the candidate interpreter (standard library only). The
 supported range is pyproject.toml's `requires-python`, which tests/test_environment.py
 keeps at least as strict as every pinned package's own Requires-Python. Without this
-check pip backtracks on, e.g., Debian 12's Python 3.11.2 (a pin needs 3.11.5) and starts
+check pip backtracks on, e.g., a Python 3.11 older than every pin admits and starts
 downloading the 500 MB CUDA build of torch. Exit 0: supported; 1: refused, with the reason.
+`--every-user` (run by `make class` before it builds anything) also refuses a Python that
+some user cannot run: a folder on its way (the symbolic link's and the real file's) closed
+to others, as a Python under /root is.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import re
+import stat
 import sys
 import tomllib
 from pathlib import Path
@@ -50,10 +55,39 @@ def problems(spec: str, version: str) -> list[str]:
     return broken
 
 
+def closed_to_others(path: Path) -> Path | None:
+    """The first folder on the way to `path` (or `path`) others cannot enter or run.
+    (autograder/classroom/hub/privacy.py checks the same as `make class` starts.)"""
+    for folder in [*reversed(path.parents), path]:
+        if not folder.stat().st_mode & stat.S_IXOTH:
+            return folder
+    return None
+
+
+def unreachable(python: Path) -> str | None:
+    """Why some user cannot run `python`, or None."""
+    for path in (python, Path(os.path.realpath(python))):
+        blocked = closed_to_others(path)
+        if blocked is not None:
+            return f"{blocked} is closed to other users (on the way to {path})"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--version", help="judge this version instead of the running Python")
+    parser.add_argument(
+        "--every-user", action="store_true", help="also refuse a Python others cannot run"
+    )
     args = parser.parse_args(argv)
+    if args.every_user and (why := unreachable(Path(sys.executable))):
+        print(
+            f"error: the class's users cannot run this Python ({sys.executable}): {why}.\n"
+            "       Use one every user can run, e.g. Debian's own: "
+            "`make clean && sudo make class PYTHON=/usr/bin/python3 INSTRUCTOR=<login>`",
+            file=sys.stderr,
+        )
+        return 1
     spec = tomllib.loads(PYPROJECT.read_text())["project"]["requires-python"]
     version = args.version or platform.python_version()
     broken = problems(spec, version)

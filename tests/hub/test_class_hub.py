@@ -1,9 +1,10 @@
 """A class, end to end, through `make class`'s JupyterHub in Debian's Chromium.
 
-Three students log in through the hub's login page, fetch the assignment in the
-Assignments tab, answer it (ada right, ben wrong, dee leaves it blank: their notebooks are
-the sample class's, written into the fetched folder as the student; dee's is the fetched
-notebook untouched), Validate, Submit.
+Three students (accounts made for this run, each playing a sample class profile) log in
+through the hub's login page, fetch the assignment in the Assignments tab, answer it (ada
+right, ben wrong, dee leaves it blank: the sample class's answers with their own numbers,
+written into the fetched folder as the student; dee's is the fetched notebook untouched),
+Validate, Submit.
 Before they hand in, the instructor starts `autograder serve --release-feedback` as their
 own ordinary account (in the same sandbox and delegated cgroups as `autograder grade`):
 after each Submit its output must say the student's submission was graded, with the
@@ -27,19 +28,16 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from class_hub import ASSIGNMENT, COURSE_ID, REPO, ClassHub
-from playwright.sync_api import Browser, Page, sync_playwright
+from class_hub import ASSIGNMENT, COURSE_ID, LONG, PROFILES, ClassHub, log_in
+from playwright.sync_api import Browser, Page
 
 from autograder.authoring.sample_class import expected_scores
 
 pytestmark = [pytest.mark.browser, pytest.mark.nbgrader, pytest.mark.sandbox]
 
-SAMPLE = REPO / "instructor" / "sample_class"
-LONG = 180_000  # ms: a server spawn or a validation on a busy 2-core machine
 SERVICE_WAIT = 120.0  # s: generous (the goal is 3 s; its speed is the benchmark's to measure)
 
 
@@ -108,35 +106,6 @@ def stop_service(hub: ClassHub, service: subprocess.Popen[str]) -> int:
     return service.returncode
 
 
-@pytest.fixture(scope="module")
-def hub() -> Iterator[ClassHub]:
-    started = ClassHub.start()
-    try:
-        yield started
-    finally:
-        started.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", args=["--no-sandbox"]
-        )
-        yield launched
-        launched.close()
-
-
-def log_in(browser: Browser, hub: ClassHub, user: str) -> Page:
-    page = browser.new_context(viewport={"width": 1300, "height": 900}).new_page()
-    page.goto(f"{hub.url}/hub/login")
-    page.fill("#username_input", user)
-    page.fill("#password_input", hub.passwords[user])
-    page.click("#login_submit")
-    page.wait_for_selector(".jp-LabShell", timeout=LONG)
-    return page
-
-
 def open_assignments(page: Page) -> None:
     page.click(".lm-MenuBar-itemLabel:text('Nbgrader')")
     page.click(".lm-Menu-itemLabel:text('Assignment List')")
@@ -156,7 +125,7 @@ def student_turn(
     assert target.exists(), "Fetch put no notebook in the student's home"
     if profile != "dee":  # dee hands in the fetched notebook untouched (blank)
         # the sample class's answers, written into the fetched copy as the student
-        answered = SAMPLE / profile / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        answered = hub.answered(user, profile)
         hub.check_as(user, "cp", str(answered), str(target))
     page.goto(f"{hub.url}/user/{user}/lab/tree/{ASSIGNMENT}/{ASSIGNMENT}.ipynb")
     page.wait_for_selector(".jp-Notebook", timeout=LONG)
@@ -175,12 +144,12 @@ def student_turn(
     return page, validation, clicked
 
 
-def ben_diagnosis() -> str:
+def ben_diagnosis(ben: str) -> str:
     """What ben's dropped factor 2 must be told, with his own numbers."""
     from autograder.core.givens import Site
     from autograder.grading.trusted import givens_for
 
-    given = givens_for(ASSIGNMENT, "ben", Site(COURSE_ID))  # this hub's course id
+    given = givens_for(ASSIGNMENT, ben, Site(COURSE_ID))  # this hub's course id
     slip = max(given["w"] * given["x"] + given["b"], 0.0) - given["y"]  # a - y, no 2
     return f"✗ dL/da = {slip:.1f}, but PyTorch gives {2 * slip:.1f}."
 
@@ -190,7 +159,7 @@ def gradebook(hub: ClassHub) -> dict[str, tuple[float, float | None]]:
     from nbgrader.api import Gradebook
 
     found = {}
-    with Gradebook(f"sqlite:///{hub.course / 'gradebook.db'}", COURSE_ID) as gb:
+    with Gradebook(hub.root_db_url, COURSE_ID) as gb:
         for submission in gb.find_assignment(ASSIGNMENT).submissions:
             notebook = submission.notebooks[0]
             written = [g for g in notebook.grades if g.cell.cell_type == "markdown"]
@@ -202,7 +171,7 @@ def written_cell(hub: ClassHub) -> str:
     """The grade id of the assignment's written answer (graded by hand)."""
     from nbgrader.api import Gradebook
 
-    with Gradebook(f"sqlite:///{hub.course / 'gradebook.db'}", COURSE_ID) as gb:
+    with Gradebook(hub.root_db_url, COURSE_ID) as gb:
         cells = gb.find_notebook(ASSIGNMENT, ASSIGNMENT).grade_cells
         return next(c.name for c in cells if c.cell_type == "markdown")
 
@@ -210,7 +179,7 @@ def written_cell(hub: ClassHub) -> str:
 def submission_notebook_id(hub: ClassHub, student: str) -> str:
     from nbgrader.api import Gradebook
 
-    with Gradebook(f"sqlite:///{hub.course / 'gradebook.db'}", COURSE_ID) as gb:
+    with Gradebook(hub.root_db_url, COURSE_ID) as gb:
         return str(gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student).id)
 
 
@@ -230,7 +199,7 @@ def fetch_feedback(hub: ClassHub, page: Page, user: str) -> str:
 def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None:
     ada, ben, dee = hub.students
     teacher = hub.instructor
-    profiles = dict(zip(hub.students, ("ada", "ben", "dee"), strict=True))
+    profiles = dict(zip(hub.students, PROFILES, strict=True))
     expected = {
         user: expected_scores()[(profile, ASSIGNMENT)] for user, profile in profiles.items()
     }
@@ -249,7 +218,7 @@ def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None
             if profile == "ada":
                 assert "Success" in validation or "passed" in validation, validation
             elif profile == "ben":
-                assert ben_diagnosis() in validation, validation
+                assert ben_diagnosis(user) in validation, validation
             else:
                 assert "failed" in validation, validation
             found, arrived = output.wait_for(
@@ -271,7 +240,9 @@ def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None
         output.wait_for(rf"^feedback {ben}/{ASSIGNMENT}: released")
         page = pages[ben]
         page.goto(f"{hub.url}/user/{ben}/files/{fetch_feedback(hub, page, ben)}")
-        page.wait_for_selector(f"text={ben_diagnosis()}", timeout=LONG)
+        page.wait_for_selector(f"text={ben_diagnosis(ben)}", timeout=LONG)
+        for user in hub.students:  # every release done before the service is stopped
+            output.wait_for(rf"^feedback {user}/{ASSIGNMENT}: released")
     finally:
         status = stop_service(hub, service)
         printed = output.rest()
@@ -308,12 +279,16 @@ def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None
     )
     score = page.locator(f"input.score#{written_cell(hub)}")
     score.wait_for(timeout=LONG)
+    page.wait_for_load_state("networkidle", timeout=LONG)  # formgrader's handlers are bound
     score.fill("1")
-    score.press("Tab")  # formgrader saves on change
+    with page.expect_response(
+        lambda r: "/formgrader/api/grade/" in r.url and r.request.method == "PUT", timeout=LONG
+    ) as saved:
+        score.press("Tab")  # formgrader saves on change
+    assert saved.value.ok, f"formgrader's save answered {saved.value.status}"
     with_written = (expected[ada] + 1, 1.0)
-    for _ in range(60):
-        if gradebook(hub)[ada] == with_written:
-            break
+    deadline = time.monotonic() + LONG / 1000  # the real condition: the gradebook's row
+    while gradebook(hub)[ada] != with_written and time.monotonic() < deadline:
         page.wait_for_timeout(500)
     assert gradebook(hub)[ada] == with_written
 

@@ -1,10 +1,10 @@
 """JupyterHub for a class on one machine; started by `make class` (`serve.py` beside it).
 
-Local system users log in with their password (PAM). Every user's server is this
-course's virtual environment (its `jupyterhub-singleuser`, JupyterLab and nbgrader);
-students see the Assignments tab, the instructor's server opens on the course
-directory with formgrader. serve.py passes the settings in CLASS_* environment variables
-and writes the per-role Jupyter config folders under the state directory.
+Local system users log in with their password (PAM). Students' servers run the students'
+environment (student_env.py: outside the course folder, with their Jupyter config in it),
+with the Assignments tab; the instructor's server runs the course's own `.venv` and opens
+on the course directory, with formgrader. serve.py passes the settings in CLASS_*
+environment variables and writes the instructor's Jupyter config folder.
 """
 
 import os
@@ -15,6 +15,8 @@ c = get_config()  # noqa: F821  (provided by traitlets when JupyterHub loads thi
 HERE = Path(__file__).resolve().parent
 STATE = Path(os.environ["CLASS_STATE"])
 VENV_BIN = Path(os.environ["CLASS_VENV_BIN"])
+STUDENT_BIN = Path(os.environ["CLASS_STUDENT_BIN"])
+INSTRUCTOR_CONFIG = os.environ["CLASS_INSTRUCTOR_CONFIG"]
 INSTRUCTOR = os.environ["CLASS_INSTRUCTOR"]
 COURSE_DIR = os.environ["CLASS_COURSE_DIR"]
 
@@ -37,28 +39,30 @@ else:
     c.Authenticator.allow_all = True
 c.Authenticator.admin_users = {INSTRUCTOR}
 
-# Every user runs the course's environment, as themselves.
+# Every user runs as themselves: students the students' environment, on their home.
 c.JupyterHub.spawner_class = "localprocess"
-c.Spawner.cmd = [str(VENV_BIN / "jupyterhub-singleuser")]
+c.Spawner.cmd = [str(STUDENT_BIN / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 180
 c.Spawner.http_timeout = 180
-c.Spawner.environment = {"PATH": f"{VENV_BIN}:/usr/local/bin:/usr/bin:/bin"}
+c.Spawner.environment = {"PATH": f"{STUDENT_BIN}:/usr/local/bin:/usr/bin:/bin"}
 
 
 def per_role(spawner):  # type: ignore[no-untyped-def]
-    """The instructor's server opens on the course (formgrader); students' on their home.
+    """The instructor's server: the course's venv, opened on the course (formgrader).
     With a course secret (`autograder secret`), each student gets their own key alone."""
     from autograder.core.givens import Site, read_secret
     from autograder.learner.identity import KEY_VARIABLE
 
     name = spawner.user.name
-    role = "instructor" if name == INSTRUCTOR else "student"
-    spawner.environment["JUPYTER_CONFIG_PATH"] = str(STATE / "jupyter" / role)
-    if role == "instructor":
+    if name == INSTRUCTOR:
+        spawner.cmd = [str(VENV_BIN / "jupyterhub-singleuser")]
+        spawner.environment["PATH"] = f"{VENV_BIN}:/usr/local/bin:/usr/bin:/bin"
+        spawner.environment["JUPYTER_CONFIG_PATH"] = INSTRUCTOR_CONFIG
         spawner.notebook_dir = COURSE_DIR
+        return
     key = Site(secret=read_secret(Path(COURSE_DIR))).learner_key(name)
-    if key is not None and role == "student":
+    if key is not None:
         spawner.environment[KEY_VARIABLE] = f"{name}:{key}"
 
 

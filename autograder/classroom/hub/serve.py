@@ -3,38 +3,49 @@
 Checks what a class needs, prepares it, then runs JupyterHub with
 autograder/classroom/hub/jupyterhub_config.py:
 - the instructor is a local account that owns the course directory (default: this
-  repository); their server opens there, with formgrader;
+  repository), which is made theirs alone (0700); their server opens there, with formgrader,
+  on the course's own `.venv`;
+- students run the students' environment (student_env.py; default /opt/<course id>-env),
+  apart from the course folder, and each home is made private (privacy.py);
 - nbgrader's exchange is the course config's `c.Exchange.root` (set it in the untracked
-  site_config.py; default /srv/nbgrader/exchange), created world-writable as nbgrader needs;
-- students' servers get the course id and exchange (and no formgrader) from a Jupyter
-  config folder written under the state directory (default: .class/ in the repository).
+  site_config.py; default /srv/nbgrader/exchange), laid out with nbgrader's modes and
+  sticky bits (privacy.py);
+- the hub's own files (database, cookie secret, the instructor's Jupyter config) live in
+  the state folder (default /var/lib/autograder-class/<course id>), outside the course
+  folder, so `sudo make class` leaves no root-owned file in it.
 Exit status: 2 when a requirement is missing (the message says which), else JupyterHub's.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pwd
-import stat
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
+sys.path.insert(0, str(REPO))
+sys.dont_write_bytecode = True  # run as root: no root-owned __pycache__ in the course
+
+from autograder.classroom.hub.privacy import (  # noqa: E402
+    ClassError,
+    closed_to_others,
+    exchange_layout,
+    private_course,
+    private_homes,
+)
+from autograder.classroom.hub.student_env import ensure_student_env  # noqa: E402
+
 VENV_BIN = Path(sys.executable).parent
 DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
-STUDENT_HIDDEN_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment"]
-
-
-class ClassError(Exception):
-    """A requirement of the class server is not met."""
+STATE_ROOT = Path("/var/lib/autograder-class")
+LOGIN_UIDS = range(1000, 60000)  # Debian's UID_MIN..UID_MAX: people, not services
 
 
 def course_settings(course_dir: Path) -> tuple[str, str]:
     """(course id, exchange root) as the course's nbgrader config (with site settings) says."""
-    sys.path.insert(0, str(REPO))
     from autograder.grading.runner import load_config
 
     config = load_config(course_dir)
@@ -44,36 +55,38 @@ def course_settings(course_dir: Path) -> tuple[str, str]:
     return course_id, str(config.Exchange.get("root", DEFAULT_EXCHANGE))
 
 
-def world_traversable(path: Path) -> Path | None:
-    """The first folder on the way to `path` that other users cannot enter, if any."""
-    for folder in [*reversed(path.parents), path]:
-        if not folder.stat().st_mode & stat.S_IXOTH:
-            return folder
-    return None
+def base_python() -> Path:
+    """The interpreter the course's venv was made from (the students' venv is too)."""
+    return Path(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))
 
 
-def write_role_configs(state: Path, course_id: str, exchange: str, course_dir: Path) -> None:
-    """The Jupyter config folders the hub hands each role (JUPYTER_CONFIG_PATH)."""
-    common = f"c = get_config()\nc.CourseDirectory.course_id = {course_id!r}\n"
-    common += f"c.Exchange.root = {exchange!r}\n"
-    student = state / "jupyter" / "student"
-    (student / "labconfig").mkdir(parents=True, exist_ok=True)
-    (student / "nbgrader_config.py").write_text(common)
-    (student / "jupyter_server_config.json").write_text(
-        json.dumps(
-            {"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": False}}}
-        )
+def check_python_for_all(python: Path) -> None:
+    """Refuse, before building anything, a Python some user cannot run."""
+    for path in (python, Path(os.path.realpath(python))):
+        blocked = closed_to_others(path)
+        if blocked is not None:
+            raise ClassError(
+                f"users cannot run the Python {path}: {blocked} is closed to others. Use a "
+                "Python every user can run (Debian's /usr/bin/python3, or one under /opt): "
+                "`make clean && sudo make class PYTHON=/usr/bin/python3 INSTRUCTOR=...`"
+            )
+
+
+def class_members(args: argparse.Namespace) -> list[str]:
+    """Who logs in: --users and the instructor, else every local login account."""
+    if args.users:
+        return [*args.users, args.instructor]
+    return [a.pw_name for a in pwd.getpwall() if a.pw_uid in LOGIN_UIDS]
+
+
+def write_instructor_config(folder: Path, course: Path) -> None:
+    """The instructor's Jupyter config folder (JUPYTER_CONFIG_PATH of their server): the
+    course's own nbgrader config, with its site settings (course id, exchange, gradebook
+    URL), so formgrader and the Assignments tab see the course as nbgrader does in it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "nbgrader_config.py").write_text(
+        f"c = get_config()\nload_subconfig({str(course / 'nbgrader_config.py')!r})\n"
     )
-    (student / "labconfig" / "page_config.json").write_text(
-        json.dumps({"disabledExtensions": {name: True for name in STUDENT_HIDDEN_LAB_PLUGINS}})
-    )
-    instructor = state / "jupyter" / "instructor"
-    instructor.mkdir(parents=True, exist_ok=True)
-    (instructor / "nbgrader_config.py").write_text(
-        common + f"c.CourseDirectory.root = {str(course_dir)!r}\n"
-    )
-    for folder in [state, state / "jupyter", student, student / "labconfig", instructor]:
-        folder.chmod(0o755)
 
 
 def prepare(args: argparse.Namespace) -> dict[str, str]:
@@ -95,29 +108,47 @@ def prepare(args: argparse.Namespace) -> dict[str, str]:
             f"the instructor {args.instructor} must own the course directory {course}: "
             f"`chown -R {args.instructor} {course}` (or --course-dir a copy they own)"
         )
-    for python in (VENV_BIN / "python", Path(os.path.realpath(VENV_BIN / "python"))):
-        blocked = world_traversable(python)
-        if blocked is not None:
-            raise ClassError(
-                f"users cannot run the course's Python {python}: {blocked} is closed to others. "
-                "Build the venv from a Python every user can run (e.g. under /usr or /opt): "
-                "`make clean && make class PYTHON=/opt/python3.11/bin/python3`"
-            )
+    python = args.python or base_python()
+    check_python_for_all(python)
     proxy = HERE / "node_modules" / ".bin" / "configurable-http-proxy"
     if not proxy.exists():
         raise ClassError(
             "configurable-http-proxy is missing: `npm ci --prefix autograder/classroom/hub`"
         )
+    members = class_members(args)
+    for user in members:
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            raise ClassError(f"no local account {user!r} (named in --users)") from None
     course_id, exchange = course_settings(course)
-    Path(exchange).mkdir(parents=True, exist_ok=True)
-    Path(exchange).chmod(0o777)  # nbgrader's exchange: every user writes their inbound copy
-    state = args.state.resolve()
+    exchange_layout(Path(exchange), course_id, args.instructor)
+    for line in [private_course(course, teacher.pw_uid), *private_homes(members)]:
+        if line:
+            print(f"made private: {line}")
+    env = (args.student_env or Path(f"/opt/{course_id}-env")).absolute()
+    if env == course or course in env.parents:
+        raise ClassError(f"the students' environment {env} must be outside the course folder")
+    ensure_student_env(env, python, course_id, exchange)
+    state = (args.state or STATE_ROOT / course_id).absolute()
     state.mkdir(parents=True, exist_ok=True)
-    write_role_configs(state, course_id, exchange, course)
-    print(f"class {course_id}: exchange {exchange}, instructor {args.instructor} on {course}")
+    state.chmod(0o711)  # the hub's files: root's; the instructor's config folder: theirs
+    (state / "hub").mkdir(mode=0o700, exist_ok=True)
+    (state / "hub").chmod(0o700)
+    instructor_config = state / "instructor"
+    write_instructor_config(instructor_config, course)
+    for path in [instructor_config, *instructor_config.iterdir()]:
+        os.chown(path, teacher.pw_uid, teacher.pw_gid)
+    instructor_config.chmod(0o700)
+    print(
+        f"class {course_id}: exchange {exchange}, instructor {args.instructor} on {course}, "
+        f"students on {env}"
+    )
     return {
-        "CLASS_STATE": str(state),
+        "CLASS_STATE": str(state / "hub"),
+        "CLASS_INSTRUCTOR_CONFIG": str(instructor_config),
         "CLASS_VENV_BIN": str(VENV_BIN),
+        "CLASS_STUDENT_BIN": str(env / "bin"),
         "CLASS_INSTRUCTOR": args.instructor,
         "CLASS_COURSE_DIR": str(course),
         "CLASS_IP": args.ip,
@@ -130,10 +161,18 @@ def prepare(args: argparse.Namespace) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--instructor", required=True, help="local account of the instructor")
     parser.add_argument("--course-dir", type=Path, default=REPO, help="default: this repository")
-    parser.add_argument("--state", type=Path, default=REPO / ".class", help="hub's own files")
+    parser.add_argument(
+        "--state", type=Path, help="hub's own files (default /var/lib/autograder-class/<course>)"
+    )
+    parser.add_argument(
+        "--student-env", type=Path, help="students' venv (default /opt/<course id>-env)"
+    )
+    parser.add_argument(
+        "--python", type=Path, help="builds the students' venv (default: the course venv's)"
+    )
     parser.add_argument("--ip", default="127.0.0.1", help="address to serve on (default loopback)")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--hub-port", type=int, default=8081)

@@ -1,0 +1,209 @@
+"""Benchmark: the deadline rush, many hand-ins at once to `autograder serve --release-feedback`.
+
+A course of one assignment with its nbgrader exchange in a temporary folder; `--hand-ins`
+students (s000, s001, ..., in the gradebook) each hand in once, evenly spread over
+`--within` seconds, through the real exchange: each hand-in is placed in `inbound/` as
+`nbgrader submit` places it (a folder `<student>+<assignment>+<timestamp>+<random>` with
+the notebooks, then `timestamp.txt`, then `submission_secret.txt`; running `nbgrader
+submit` itself 200 times in a minute would need more cores than it measures). Each
+student's notebook is one of the sample class's profiles answered with that student's own
+numbers, so each score is checked. Prints p50/p95/max seconds from each hand-in (its last
+file written) to the service's `graded` line and to its `feedback ... released` line, and
+how many hand-ins were lost (never graded, or graded with an unexpected score).
+Goal: p95 from hand-in to graded under 10 s. Exit 0 when met with none lost.
+
+    python benchmarks/deadline_rush.py --hand-ins 200 --within 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import dataclasses
+import datetime
+import importlib.util
+import os
+import queue
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+BIN = Path(sys.executable).parent
+ASSIGNMENT = "03_a_neuron_by_hand"
+GOAL = 10.0  # seconds, p95 from hand-in to graded (issue 17)
+PROFILES = ("ada", "ben", "dee")  # right, wrong, blank
+
+from autograder.authoring.sample_class import expected_scores, make_course  # noqa: E402
+from autograder.core.givens import COURSE_ID  # noqa: E402
+
+GRADED = re.compile(rf"^graded (\S+)/{ASSIGNMENT} (\S+)/")
+RELEASED = re.compile(rf"^feedback (\S+)/{ASSIGNMENT}: released")
+FAILED = re.compile(rf"^(FAILED|REFUSED)\W.*?(s\d+)\S*{ASSIGNMENT}")
+
+
+def answered_notebooks(students: list[str], into: Path) -> dict[str, Path]:
+    """Each student's notebook: a profile (round-robin) answered with their own numbers."""
+    spec = importlib.util.spec_from_file_location(
+        "make_sample_class", REPO / "tools" / "make_sample_class.py"
+    )
+    assert spec is not None and spec.loader is not None
+    sample = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sample)
+    release = nbformat.read(REPO / "exercises" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    profiles = {s.name: s for s in sample.STUDENTS}
+    paths = {}
+    for i, student in enumerate(students):
+        profile = profiles[PROFILES[i % len(PROFILES)]]
+        notebook = sample.submission(
+            release, ASSIGNMENT, dataclasses.replace(profile, name=student)
+        )
+        paths[student] = into / f"{student}.ipynb"
+        nbformat.write(notebook, paths[student])
+    return paths
+
+
+def hand_in(inbound: Path, student: str, notebook: Path) -> float:
+    """Place one hand-in as `nbgrader submit` does; when its last file was written."""
+    now = datetime.datetime.now(datetime.UTC)
+    stamp = now.strftime("%Y-%m-%d %H:%M:%S.%f %Z")
+    random = base64.urlsafe_b64encode(os.urandom(9)).decode("ascii")  # as nbgrader's
+    folder = inbound / f"{student}+{ASSIGNMENT}+{stamp}+{random}"
+    folder.mkdir()
+    shutil.copy(notebook, folder / f"{ASSIGNMENT}.ipynb")
+    (folder / "timestamp.txt").write_text(stamp)
+    (folder / "submission_secret.txt").write_text(secrets.token_hex(64))
+    return time.perf_counter()
+
+
+def percentiles(values: list[float]) -> str:
+    if not values:
+        return "none"
+    ordered = sorted(values)
+
+    def at(share: float) -> float:
+        return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+    return f"p50 {at(0.5):.2f} s, p95 {at(0.95):.2f} s, max {ordered[-1]:.2f} s"
+
+
+def add_students(course: Path, students: list[str]) -> None:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gb:
+        for student in students:
+            gb.update_or_create_student(student)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--hand-ins", type=int, default=200)
+    parser.add_argument("--within", type=float, default=60.0, help="seconds")
+    parser.add_argument("--wait", type=float, default=900.0, help="seconds after the last")
+    args = parser.parse_args()
+    students = [f"s{i:03d}" for i in range(args.hand_ins)]
+    expected_of = expected_scores()
+    expected = {
+        s: expected_of[(PROFILES[i % len(PROFILES)], ASSIGNMENT)] for i, s in enumerate(students)
+    }
+    with tempfile.TemporaryDirectory(prefix="deadline-rush-") as tmp:
+        exchange = Path(tmp) / "exchange"
+        exchange.mkdir()
+        # every hand-in is placed by the user running this: nbgrader's owner check is off
+        config = f"c.Exchange.root = {str(exchange)!r}\nc.ExchangeCollect.check_owner = False\n"
+        course = make_course(Path(tmp) / "course", [ASSIGNMENT], extra_config=config)
+        add_students(course, students)
+        shutil.copytree(course / "exercises" / ASSIGNMENT, course / "release" / ASSIGNMENT)
+        subprocess.run(
+            [str(BIN / "nbgrader"), "release_assignment", ASSIGNMENT],
+            cwd=course,
+            check=True,
+            capture_output=True,
+        )
+        notebooks = answered_notebooks(students, Path(tmp))
+        inbound = exchange / COURSE_ID / "inbound"
+        env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+        command = [str(BIN / "autograder"), "serve", "--course-dir", str(course)]
+        service = subprocess.Popen(
+            [*command, "--release-feedback"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        lines: queue.Queue[tuple[float, str]] = queue.Queue()
+        assert service.stdout is not None
+        stdout = service.stdout
+
+        def read() -> None:
+            for line in stdout:
+                lines.put((time.perf_counter(), line.rstrip("\n")))
+
+        threading.Thread(target=read, daemon=True).start()
+        while True:  # ready: workers warm, as before a class's deadline
+            _, line = lines.get(timeout=300)
+            if line.startswith("serving"):
+                break
+        handed: dict[str, float] = {}
+        graded: dict[str, tuple[float, float]] = {}
+        released: dict[str, float] = {}
+        failed: dict[str, str] = {}
+        printed_lines: list[str] = []
+
+        def drain(until: float) -> None:
+            while time.perf_counter() < until:
+                try:
+                    printed, line = lines.get(timeout=max(0.01, until - time.perf_counter()))
+                except queue.Empty:
+                    return
+                printed_lines.append(line)
+                if found := GRADED.match(line):
+                    graded[found[1]] = (printed, float(found[2]))
+                elif found := RELEASED.match(line):
+                    released[found[1]] = printed
+                elif found := FAILED.match(line):
+                    failed[found[2]] = line
+
+        start = time.perf_counter()
+        try:
+            for i, student in enumerate(students):
+                drain(start + i * args.within / len(students))
+                handed[student] = hand_in(inbound, student, notebooks[student])
+            spread = time.perf_counter() - start
+            deadline = time.perf_counter() + args.wait
+            while len(released) + len(failed) < len(students) and time.perf_counter() < deadline:
+                drain(min(deadline, time.perf_counter() + 1.0))
+        finally:
+            service.send_signal(signal.SIGTERM)
+            service.wait(timeout=120)
+    to_graded = [graded[s][0] - handed[s] for s in students if s in graded]
+    to_released = [released[s] - handed[s] for s in students if s in released]
+    wrong = [s for s in students if s in graded and graded[s][1] != expected[s]]
+    lost = [s for s in students if s not in graded] + wrong
+    print(f"{len(students)} hand-ins placed in {spread:.1f} s through the exchange")
+    print(f"hand-in to graded:           {percentiles(to_graded)}  (goal: p95 under {GOAL:g} s)")
+    print(f"hand-in to feedback released: {percentiles(to_released)}")
+    print(
+        f"lost: {len(lost)} (never graded: {len(students) - len(graded)}, unexpected score: "
+        f"{len(wrong)}); feedback not released: {len(students) - len(released)}"
+    )
+    for student, line in sorted(failed.items())[:10]:
+        print(f"  {student}: {line}")
+    if lost:
+        print("the service's last lines:", *printed_lines[-15:], sep="\n  ")
+    p95 = sorted(to_graded)[round(0.95 * (len(to_graded) - 1))] if to_graded else float("inf")
+    return 0 if p95 < GOAL and not lost and len(released) == len(students) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
