@@ -23,12 +23,13 @@ from autograd_lessons.value import Value
 from autograder.answers.classes import GRAPHS_PER_PART
 from autograder.answers.functions import judge_function_results
 from autograder.answers.value_bugs import BUGS
+from autograder.core.givens import PUBLIC
 from autograder.core.value_build import evaluate_all
 from autograder.exercises import class_tasks, function_tasks, learner_givens
 from autograder.feedback.diagnose import diagnose
 from autograder.feedback.judge import JudgeContext, judge
 from autograder.feedback.references import reference_quantities
-from autograder.grading.trusted import function_calls, instructor_plan, verdicts
+from autograder.grading.trusted import function_calls, givens_for, instructor_plan, verdicts
 from autograder.learner.check import AnswerMismatch, Exercise
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -162,10 +163,10 @@ def test_the_trusted_grader_draws_its_own_graphs_and_judges_what_the_class_gave(
         for c in calls
     ]
     for sent, passed in ((right, True), (wrong, False)):
-        found = verdicts(trusted, cells, sent, "ada")
+        found = verdicts(trusted, cells, sent, givens_for(CAPSTONE, "ada", PUBLIC))
         class_verdicts = [found[i][0] for i in trusted.class_checks]
         assert all(v.passed is passed for v in class_verdicts), [v.message for v in class_verdicts]
-    nothing = verdicts(trusted, cells, [], "ada")
+    nothing = verdicts(trusted, cells, [], givens_for(CAPSTONE, "ada", PUBLIC))
     assert not any(nothing[i][0].passed for i in trusted.class_checks)
 
 
