@@ -46,7 +46,7 @@ def hostile_notebook() -> nbformat.NotebookNode:
 
 def test_a_hostile_language_info_is_replaced_and_python_highlights_the_code() -> None:
     nb = hostile_notebook()
-    make_inert(nb, set())
+    make_inert(nb, {})
     assert nb.metadata == {"kernelspec": COURSE_KERNELSPEC, "language_info": COURSE_LANGUAGE_INFO}
     html, _ = HTMLExporter().from_notebook_node(nb)
     assert '<span class="kn">import</span>' in html  # Python's lexer, not the submission's
@@ -70,7 +70,7 @@ def test_each_trick_is_stored_as_html_that_renders_to_itself(trick: str) -> None
 
 def test_the_tricks_reach_the_page_only_as_text() -> None:
     nb = hostile_notebook()
-    make_inert(nb, set())
+    make_inert(nb, {})
     html, _ = HTMLExporter().from_notebook_node(nb)
     body = html[html.index("<body") :]
     learner = body[body.index("tex2jax_ignore") :]
@@ -119,7 +119,7 @@ def test_markdown_past_the_render_budget_is_kept_as_text() -> None:
     slow = "*a**" * (MAX_RENDERED_CELL // 4 + 1)
     nb.cells = [nbformat.v4.new_markdown_cell(slow)]
     nb.cells += [nbformat.v4.new_markdown_cell("[a](b) " * 2000) for _ in range(8)]
-    make_inert(nb, set())
+    make_inert(nb, {})
     assert nb.cells[0].source.startswith("<pre")
     assert markdown2html_mistune(nb.cells[0].source).strip() == nb.cells[0].source
     kinds = ["<pre" if c.source.startswith("<pre") else "<div" for c in nb.cells[1:]]

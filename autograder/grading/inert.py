@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 from typing import Any, Final
 
 import nh3
@@ -166,9 +167,13 @@ MAX_RENDERED_NOTEBOOK: Final = 100_000
 """Characters of markdown rendered per notebook; cells past it are kept as escaped text."""
 
 
-def make_inert(notebook: Any, instructor_ids: set[str]) -> None:
+def make_inert(notebook: Any, instructor: Mapping[str, Mapping[str, Any]]) -> None:
     """Neutralise every markdown/raw cell the learner wrote, and notebook metadata, in place
-    (the kernelspec and language are the instructor's: they choose the highlighter)."""
+    (the kernelspec and language are the instructor's: they choose the highlighter).
+
+    `instructor`: grade_id -> the instructor's cell (its "source" and "locked" flag). A cell
+    still holding the instructor's text is left as it is: nbgrader then still sees an
+    untouched written answer as unanswered, not as something to grade by hand."""
     notebook.metadata.clear()
     notebook.metadata["kernelspec"] = dict(COURSE_KERNELSPEC)
     notebook.metadata["language_info"] = dict(COURSE_LANGUAGE_INFO)
@@ -177,8 +182,11 @@ def make_inert(notebook: Any, instructor_ids: set[str]) -> None:
         if cell.cell_type == "code":
             continue
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("locked") and meta.get("grade_id") in instructor_ids:
+        original = instructor.get(str(meta.get("grade_id")))
+        if original is not None and meta.get("locked"):
             continue  # restored from the instructor's version by nbgrader
+        if original is not None and cell.source == original.get("source"):
+            continue  # the instructor's own text, untouched
         cell.pop("attachments", None)
         cell.metadata.pop("format", None)
         cell.metadata.pop("raw_mimetype", None)

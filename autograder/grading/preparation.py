@@ -147,7 +147,7 @@ class Preparation:
                 raise SubmissionError(
                     f"{path.name}: nbgrader could not sanitise it: {error}"
                 ) from None
-            make_inert(notebook, set(instructor))
+            make_inert(notebook, instructor)
             code = [i for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
             try:
                 self.budgets.check_parses(path.name, [notebook.cells[i].source for i in code])
