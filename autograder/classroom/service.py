@@ -30,9 +30,16 @@ from autograder.core.terminal import shown
 from autograder.sandbox.workers import Sandbox, Worker, load_config, worker_log_dir
 
 
+_OUTPUT = threading.Lock()
+
+
 def say(line: str) -> None:
-    """Print one line of the service's output, learner-controlled text escaped."""
-    print(shown(line), flush=True)
+    """Print one line of the service's output, learner-controlled text escaped, whole: the
+    grading loop and the feedback thread both print, and `print` writes the line and its
+    newline separately, so two lines could otherwise run into one."""
+    with _OUTPUT:
+        sys.stdout.write(shown(line) + "\n")
+        sys.stdout.flush()
 
 
 def submitted_at(folder: Path) -> float:
