@@ -29,7 +29,6 @@ from autograder.classroom.collect import ExchangeCollector
 from autograder.core.terminal import shown
 from autograder.sandbox.workers import Sandbox, Worker, load_config, worker_log_dir
 
-
 _OUTPUT = threading.Lock()
 
 
