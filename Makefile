@@ -144,6 +144,8 @@ clean-grades:  ## DELETE the gradebook (SQLite or PostgreSQL), submissions and m
 	  echo "the gradebook's tables if it is in PostgreSQL (site_config.py's db_url),"; \
 	  echo "including manual grades and every submission. Run: make clean-grades CONFIRM=1"; \
 	  exit 1; fi
-	@$(MAKE) --no-print-directory $(STAMP)
-	$(BIN)/python -m autograder.classroom.clean_grades --course-dir $(CURDIR)
+	@# a PostgreSQL gradebook's tables are dropped through the course's environment
+	@if [ -x $(BIN)/python ]; then $(BIN)/python -m autograder.classroom.clean_grades --course-dir $(CURDIR); \
+	elif grep -qs postgresql site_config.py; then \
+	  echo "the gradebook is in PostgreSQL: set up first (make $(STAMP)), then run this again"; exit 1; fi
 	rm -rf $(INSTRUCTOR_DATA)

@@ -403,6 +403,7 @@ def test_the_class_hub_config_adds_the_service(
         "CLASS_STATE": str(tmp_path), "CLASS_VENV_BIN": "/venv/bin", "CLASS_IP": "127.0.0.1",
         "CLASS_INSTRUCTOR": "teacher", "CLASS_COURSE_DIR": str(tmp_path), "CLASS_PORT": "8000",
         "CLASS_HUB_PORT": "8081", "CLASS_PROXY_API_PORT": "8001",
+        "CLASS_STUDENT_BIN": "/students/bin", "CLASS_INSTRUCTOR_CONFIG": str(tmp_path / "jupyter"),
     }  # fmt: skip
     for name, value in settings.items():
         monkeypatch.setenv(name, value)
@@ -421,7 +422,7 @@ def test_the_class_hub_config_adds_the_service(
     assert ACCESS in config.Spawner.server_token_scopes
     url = config.Spawner.environment["AUTOGRADER_CHECKS_URL"]
     assert url == "http://127.0.0.1:8123/services/checks/"
-    assert config.Spawner.environment["PATH"].startswith("/venv/bin")
+    assert config.Spawner.environment["PATH"].startswith("/students/bin")  # their own env
 
 
 def test_practice_numbers_are_the_services(hub: CheckHub) -> None:

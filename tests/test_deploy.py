@@ -385,7 +385,7 @@ def test_image_recipe_pins_agree_with_constraints() -> None:
     [
         ("torch==2.13.0", "torch==2.12.0"),  # a different torch
         ("ARG PYTHON_VERSION=3.11.14", "ARG PYTHON_VERSION=3.12.8"),  # outside requires-python
-        ("ARG PYTHON_VERSION=3.11.14", "ARG PYTHON_VERSION=3.11.2"),  # Debian 12's, too old
+        ("ARG PYTHON_VERSION=3.11.14", "ARG PYTHON_VERSION=3.11.1"),  # below requires-python
         ("whl/cpu", "whl/cu128"),  # the CUDA build
         ("-c /tmp/pins/constraints.txt ", ""),  # unconstrained install
         ("torch==2.13.0", "torch"),  # pin missing
