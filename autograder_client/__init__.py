@@ -27,6 +27,7 @@ from autograder.learner.kernel import (
     AnswerMismatch,
     given_line,
     learner_state,
+    pick_givens,
     show_verdicts,
 )
 from autograder.learner.wire import encode_value
@@ -124,18 +125,8 @@ class Exercise:
 
     def given(self, *names: str) -> Any:
         """The given values `names` (one float, or a tuple in order); prints whose they are."""
-        values = self.givens
-        unknown = [n for n in names if n not in values]
-        if unknown or not names:
-            valid = ", ".join(self._about["given_names"])
-            raise KeyError(f"{self.name} gives no {', '.join(unknown) or 'name'}; valid: {valid}")
-        chosen = {n: values[n] for n in names}
-        if self._practice is not None:
-            print(given_line("practice", PRACTICE_SOURCE, chosen))
-        else:
-            print(given_line(self.learner, self.source, chosen))
-        picked = tuple(chosen.values())
-        return picked[0] if len(picked) == 1 else picked
+        whose = None if self._practice is not None else (self.learner, self.source)
+        return pick_givens(self.name, self.givens, self._about["given_names"], names, whose)
 
     def practise(self, on: bool = True) -> None:
         """Fresh random numbers to practise with (not graded); `practise(False)` to go back."""

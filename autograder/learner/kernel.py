@@ -34,6 +34,26 @@ def given_line(learner: str, source: str, values: Mapping[str, float]) -> str:
     return f"Numbers of {learner} ({source}): {shown}"
 
 
+def pick_givens(
+    exercise: str,
+    values: Mapping[str, float],
+    given_names: Sequence[str],
+    names: Sequence[str],
+    whose: tuple[str, str] | None,
+) -> Any:
+    """The given values `names` (one float, or a tuple in order), after printing whose they
+    are: `whose` is (learner, where the identity came from), None for practice numbers."""
+    unknown = [n for n in names if n not in values]
+    if unknown or not names:
+        valid = ", ".join(given_names)
+        raise KeyError(f"{exercise} gives no {', '.join(unknown) or 'name'}; valid: {valid}")
+    chosen = {n: values[n] for n in names}
+    learner, source = whose if whose is not None else ("practice", PRACTICE_SOURCE)
+    print(given_line(learner, source, chosen))
+    picked = tuple(chosen.values())
+    return picked[0] if len(picked) == 1 else picked
+
+
 def ipython_shell() -> Any:
     """The running IPython shell, or None (without importing IPython)."""
     module = sys.modules.get("IPython")
