@@ -44,7 +44,10 @@ ASSIGNMENT = "03_a_neuron_by_hand"
 GOAL = 10.0  # seconds, p95 from hand-in to graded (issue 17)
 PROFILES = ("ada", "ben", "dee")  # right, wrong, blank
 
-from autograder.authoring.sample_class import expected_scores, make_course  # noqa: E402
+from autograder.authoring.sample_class import (  # noqa: E402
+    expected_scores,
+    released_through_exchange,
+)
 from autograder.core.givens import COURSE_ID  # noqa: E402
 
 GRADED = re.compile(rf"^graded (\S+)/{ASSIGNMENT} (\S+)/")
@@ -117,19 +120,8 @@ def main() -> int:
         s: expected_of[(PROFILES[i % len(PROFILES)], ASSIGNMENT)] for i, s in enumerate(students)
     }
     with tempfile.TemporaryDirectory(prefix="deadline-rush-") as tmp:
-        exchange = Path(tmp) / "exchange"
-        exchange.mkdir()
-        # every hand-in is placed by the user running this: nbgrader's owner check is off
-        config = f"c.Exchange.root = {str(exchange)!r}\nc.ExchangeCollect.check_owner = False\n"
-        course = make_course(Path(tmp) / "course", [ASSIGNMENT], extra_config=config)
+        course, exchange = released_through_exchange(Path(tmp), ASSIGNMENT)
         add_students(course, students)
-        shutil.copytree(course / "exercises" / ASSIGNMENT, course / "release" / ASSIGNMENT)
-        subprocess.run(
-            [str(BIN / "nbgrader"), "release_assignment", ASSIGNMENT],
-            cwd=course,
-            check=True,
-            capture_output=True,
-        )
         notebooks = answered_notebooks(students, Path(tmp))
         inbound = exchange / COURSE_ID / "inbound"
         env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}

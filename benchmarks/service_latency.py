@@ -40,7 +40,11 @@ BIN = Path(sys.executable).parent
 ASSIGNMENT = "03_a_neuron_by_hand"
 GOAL = 3.0  # seconds from hand-in to graded (issue 11)
 
-from autograder.authoring.sample_class import SAMPLE_CLASS, expected_scores, make_course  # noqa: E402
+from autograder.authoring.sample_class import (  # noqa: E402
+    SAMPLE_CLASS,
+    expected_scores,
+    released_through_exchange,
+)
 from autograder.core.givens import COURSE_ID  # noqa: E402
 
 
@@ -107,19 +111,8 @@ def main() -> int:
     samples = [p for p in sorted(SAMPLE_CLASS.iterdir()) if (p / ASSIGNMENT).is_dir()]
     expected = expected_scores()
     with tempfile.TemporaryDirectory(prefix="service-bench-") as tmp:
-        exchange = Path(tmp) / "exchange"
-        exchange.mkdir()
-        # Students ada, ben, ... hand in as the user running this, as in a container
-        # where every user is jovyan: nbgrader's owner check is off.
-        config = f"c.Exchange.root = {str(exchange)!r}\nc.ExchangeCollect.check_owner = False\n"
-        course = make_course(Path(tmp) / "course", [ASSIGNMENT], extra_config=config)
-        shutil.copytree(course / "exercises" / ASSIGNMENT, course / "release" / ASSIGNMENT)
-        subprocess.run(
-            [str(BIN / "nbgrader"), "release_assignment", ASSIGNMENT],
-            cwd=course,
-            check=True,
-            capture_output=True,
-        )
+        # Students ada, ben, ... hand in as the user running this.
+        course, exchange = released_through_exchange(Path(tmp), ASSIGNMENT)
         env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
         command = [str(BIN / "autograder"), "serve", "--course-dir", str(course)]
         command += ["--release-feedback"] if args.release_feedback else []

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import csv
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from autograder.authoring.release import generate
@@ -25,6 +27,25 @@ def make_course(root: Path, assignments: list[str], extra_config: str = "") -> P
     (root / "nbgrader_config.py").write_text(config)
     generate(root, assignments)
     return root
+
+
+def released_through_exchange(root: Path, assignment: str) -> tuple[Path, Path]:
+    """A course under `root` with an exchange beside it, `assignment` released into it by
+    nbgrader; hand-ins are placed by the user running this, so nbgrader's owner check is
+    off (as in a container where every user is jovyan). Returns (course, exchange)."""
+    exchange = root / "exchange"
+    exchange.mkdir()
+    config = f"c.Exchange.root = {str(exchange)!r}\nc.ExchangeCollect.check_owner = False\n"
+    course = make_course(root / "course", [assignment], extra_config=config)
+    shutil.copytree(course / "exercises" / assignment, course / "release" / assignment)
+    nbgrader = Path(sys.executable).parent / "nbgrader"
+    subprocess.run(
+        [str(nbgrader), "release_assignment", assignment],
+        cwd=course,
+        check=True,
+        capture_output=True,
+    )
+    return course, exchange
 
 
 def submit_sample_class(
