@@ -267,7 +267,9 @@ def attacks(hand: Any, code: Any, paths: dict[str, str]) -> dict[tuple[str, str]
     a["output_flood"] = fill(hand, "while True:\n    print('x' * 100000)")
     a["empty_outputs"] = fill(
         hand,
-        "from IPython.display import display\nfor i in range(20_000):\n    display(i)",
+        # 1,000 small displays: twice the count budget, a fifth of the byte budget, and
+        # quick enough to finish well inside the 10 s wall budget on a loaded machine.
+        "from IPython.display import display\nfor i in range(1_000):\n    display(i)",
     )
     a["steal_files"] = fill(
         hand,
