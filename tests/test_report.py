@@ -31,6 +31,7 @@ pytestmark = [pytest.mark.nbgrader, pytest.mark.sandbox]
 
 A03 = "03_a_neuron_by_hand"
 A06 = "06_one_backward_every_parameter"
+UNRELEASED = "01_what_a_gradient_is"
 STUDENTS = ["ada", "ben", "cyd", "dee", "eve", "fay"]
 CHAIN = ["dL_da", "dL_dh", "dL_dw", "dL_db"]  # ben and eve wrong, for different reasons
 LOCAL = ["h", "a", "L", "da_dh", "dh_dw", "dh_db"]  # only dee wrong
@@ -50,15 +51,25 @@ def autograder(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=os.environ)
 
 
+def graded_sample_class(root: Path) -> Path:
+    """The sample class (gus left out) handed in 03 and 06 and graded by `autograder grade`;
+    01 is in the gradebook too (as `make assign` records it) but neither released nor
+    handed in. The course has its own exchange, so no class on this machine counts."""
+    exchange = root / "exchange"
+    exchange.mkdir(parents=True)
+    config = f"c.Exchange.root = {str(exchange)!r}\n"
+    course = make_course(root / "course", [A03, A06, UNRELEASED], extra_config=config)
+    submit_sample_class(course, [A03, A06], STUDENTS)
+    nothing = autograder("report", cwd=course)
+    assert nothing.returncode == 1 and "nothing is graded" in nothing.stderr
+    outcomes = list(Grader(course, jobs=2).run())
+    assert [o.status for o in outcomes] == ["graded"] * 11, [o.reasons for o in outcomes]
+    return course
+
+
 @pytest.fixture(scope="module")
 def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = make_course(tmp_path_factory.mktemp("report") / "course", [A03, A06])
-    submit_sample_class(root, [A03, A06], STUDENTS)
-    nothing = autograder("report", cwd=root)
-    assert nothing.returncode == 1 and "nothing is graded" in nothing.stderr
-    outcomes = list(Grader(root, jobs=2).run())
-    assert [o.status for o in outcomes] == ["graded"] * 11, [o.reasons for o in outcomes]
-    return root
+    return graded_sample_class(tmp_path_factory.mktemp("report"))
 
 
 def test_share_right_per_part(course: Path) -> None:

@@ -23,10 +23,10 @@ coincidence of values) is not named. The order of the numeric tests:
 Type problems (a tensor, a string, nothing yet) are reported before any of them.
 Every message shows the learner's value and PyTorch's.
 
-Tolerance: a number passes when it is within a relative 1e-3 (or absolute 1e-6, for
-values near zero) of PyTorch's float32 value. That accepts hand arithmetic such as
-0.0408 against 0.040799998 and 4.16 against 4.1616, and rejects every slip the
-diagnoses below look for (a missing factor, a flipped sign, a closed gate).
+Tolerance: the one rounding rule, `ROUNDING_RULE`, worded from `core.verdict.REL_TOL`
+(`ABS_TOL` for values near zero), against PyTorch's float32 value. That accepts hand
+arithmetic such as 0.0408 against 0.040799998 and 4.16 against 4.1616, and rejects every
+slip the diagnoses below look for (a missing factor, a flipped sign, a closed gate).
 Only plain `int`, `float` and `bool` are accepted: no subclasses, numpy or torch types,
 so an object that claims to equal everything cannot pass. Yes/no facts match exactly.
 """
@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Final
 
 from autograder.core.quantities import Quantity
 from autograder.core.verdict import (
+    REL_TOL,
     Verdict,
     format_value,
     matches,
@@ -50,6 +51,11 @@ if TYPE_CHECKING:
     from autograder.core.spec import ExerciseSpec, Part
     from autograder.feedback.byhand import HandAnswer
 
+ROUNDING_RULE: Final = (
+    f"a number passes when it is within {REL_TOL * 100:g}% of PyTorch's, so write the "
+    "arithmetic, never a rounded number"
+)
+"""The one rounding rule, in the words the exercises use (tests/test_prose_numbers.py)."""
 MAX_MULTIPLE: Final = 4
 """Largest k for the "accumulated over k backward calls" diagnosis (the exercises make up
 to three calls; one more is the forgotten zero_())."""
@@ -223,11 +229,11 @@ def _slope_problem(q: Quantity, ref: float, value: float) -> tuple[str, str] | N
                     f"That is the gradient of one call; {factor.label} add up in .grad."
                 )
             return "slope_missing", (
-                f"The local slope {format_value(s)} of {factor.label} is missing. {q.hint}"
+                f"The factor {format_value(s)}, {factor.label}, is missing. {q.hint}"
             )
         if matches(ref * s, value):
             return "slope_extra", (
-                f"The local slope {format_value(s)} of {factor.label} is counted twice."
+                f"The factor {format_value(s)}, {factor.label}, is counted twice."
             )
     return None
 
@@ -340,5 +346,5 @@ def _explain_value(q: Quantity, value: float, answers: Answers) -> tuple[str, st
         return "sign", f"Right size, wrong sign: check the sign of each {where}."
     digits = too_rounded(ref, value)
     if digits is not None:
-        return "rounded", f"Close, but rounded too much: give at least {digits} significant digits."
+        return "rounded", f"Close, but rounded too early: {ROUNDING_RULE}."
     return "mismatch", q.hint or "Recompute it one step at a time."

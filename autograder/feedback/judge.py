@@ -21,6 +21,8 @@ from autograder.feedback.byhand import HandAnswer
 from autograder.feedback.diagnose import diagnose
 from autograder.feedback.references import reference_quantities
 
+HAND_EXAMPLE = "the arithmetic with the given names, as the lesson's `dL_da = 2 * (a - y)`"
+"""What "by hand" looks like: names, never the numbers they hold (each learner has their own)."""
 ALLOWED_FORM = (
     "Write numbers with + - * / ** and ( ), names you assigned that way, or max, min, abs, round."
 )
@@ -87,7 +89,7 @@ def judge_hand(
     if answer is None:
         return diagnose(q, runtime_value, answers)
     label, status, detail = q.label, answer.status, answer.detail
-    example = "True or False" if q.is_bool else "the arithmetic, e.g. `2 * (5 - 2)`"
+    example = "True or False" if q.is_bool else HAND_EXAMPLE
     if status == "autograd":
         return Verdict(
             False,

@@ -2,8 +2,10 @@
 
 The verdicts `trusted` computes become the test cells' messages; this module also keeps
 them as data: for every checked quantity of every test cell, whether it passed, the
-diagnosis kind (`Verdict.reason`, whatever names the diagnoses use) and the learner's
-value. `autograder grade` writes one file per submission,
+diagnosis kind (`Verdict.reason`, whatever names the diagnoses use), the learner's
+value and, for a wrong hand answer, its formula in the given names
+(`autograder.feedback.normal_form`: the same text for every learner who wrote it).
+`autograder grade` writes one file per submission,
 `.autograder/diagnoses/<assignment>/<student>.json`, carrying the fingerprint of the
 graded files so a reader can tell a current file from a stale one.
 """
@@ -15,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from autograder.core.verdict import Verdict, format_value
+from autograder.exercises import exercise_spec
 from autograder.feedback.byhand import read_hand_answers
+from autograder.feedback.normal_form import normal_form
 from autograder.grading import trusted
 
 DIAGNOSES_DIR = "diagnoses"
@@ -28,9 +32,11 @@ def notebook_checks(
     givens: dict[str, float],
 ) -> list[dict[str, Any]]:
     """One record per check of one notebook (`found`: its trusted verdicts by cell index):
-    part (grade_id), quantity, passed, kind, value."""
+    part (grade_id), quantity, passed, kind, value, formula (None: right, code, or no
+    formula read)."""
     code_sources = [cell.source for cell in cells if cell.cell_type == "code"]
     answers = read_hand_answers(code_sources, givens if plan.exercise else None)
+    keep = exercise_spec(plan.exercise).part_names if plan.exercise else ()
     records = []
     for index, verdicts in sorted(found.items()):
         part = cells[index].metadata.get("nbgrader", {}).get("grade_id", f"cell-{index}")
@@ -41,7 +47,11 @@ def notebook_checks(
             names.append(plan.class_checks[index])
         for name, verdict in zip(names, verdicts, strict=True):
             answer = answers.get(name)
-            if name not in plan.hand_checks.get(index, []):  # code: the verdict tells
+            hand = name in plan.hand_checks.get(index, [])
+            formula = (
+                None if verdict.passed or not hand else normal_form(name, answers, givens, keep)
+            )
+            if not hand:  # code: the verdict tells
                 value = verdict.message.splitlines()[0] if not verdict.passed else ""
             elif answer is None:
                 value = "(not assigned)"
@@ -54,6 +64,7 @@ def notebook_checks(
                     "passed": verdict.passed,
                     "kind": verdict.reason or ("match" if verdict.passed else "unknown"),
                     "value": value,
+                    "formula": formula,
                 }
             )
     return records

@@ -1,0 +1,56 @@
+"""`autograder report [ASSIGNMENT]`: what the class got wrong, to decide what to re-teach.
+
+Reads the course's gradebook (every score nbgrader recorded, manual grades included) and
+the diagnoses `autograder grade` stored beside it (`autograder.grading.diagnoses`), of the
+released assignments only (or the one named), and writes, under `reports/`:
+- `<scope>.html`: the misconceptions most worth re-teaching (root causes, ranked by how
+  many students made them, with an example formula and who made them); each part by its
+  label (`Part D: dL/da`) with its root causes in plain words (`feedback.kinds`), the
+  formulas written (in the given names, so one count over learners with their own
+  numbers) and its follow-ons apart; each student's mistakes; progress. Plots embedded,
+  with alt text;
+- `<scope>.csv` (parts and mistakes), `<scope>_students.csv` (each student's mistakes),
+  `<scope>_progress.csv` (each student's scores).
+`<scope>` is the assignment's name, or `course`. A failed part with no stored diagnosis
+(graded by `nbgrader autograde`, or a stale store) counts under "no diagnosis recorded".
+
+Modules: `gather` (the facts), `page` (HTML and plots), `tables` (CSV).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autograder.classroom.report.gather import (
+    COURSE_SCOPE,
+    NO_DIAGNOSIS,
+    ClassReport,
+    NothingGraded,
+    ReportError,
+    build,
+)
+from autograder.classroom.report.page import render_html
+from autograder.classroom.report.tables import write_csvs
+
+__all__ = [
+    "COURSE_SCOPE",
+    "NO_DIAGNOSIS",
+    "ClassReport",
+    "NothingGraded",
+    "ReportError",
+    "build",
+    "render_html",
+    "write_csvs",
+    "write_report",
+]
+
+
+def write_report(course_dir: Path, assignment: str | None, out: Path) -> list[Path]:
+    """Build and write the report; returns the files written."""
+    report = build(course_dir, assignment)
+    if not any(part.submitted for part in report.parts):
+        raise NothingGraded("nothing is graded yet: run `autograder grade` first")
+    out.mkdir(parents=True, exist_ok=True)
+    page = out / f"{report.scope}.html"
+    page.write_text(render_html(report))
+    return [page, *write_csvs(report, out)]
