@@ -10,20 +10,27 @@ answers depend on numeric coincidences, is left out.)
 
 from __future__ import annotations
 
+import ast
 import base64
 import csv
+import html
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from autograder.authoring.sample_class import expected_scores, make_course, submit_sample_class
-from autograder.classroom.report import NO_DIAGNOSIS, build
+from autograder.classroom.report import NO_DIAGNOSIS, build, render_html
+from autograder.classroom.report.gather import Slip, rank_misconceptions
 from autograder.core.givens import PUBLIC
+from autograder.feedback import kinds
+from autograder.feedback.byhand import read_hand_answers
+from autograder.feedback.normal_form import normal_form
 from autograder.grading.runner import Grader
 from autograder.grading.trusted import givens_for
 
@@ -89,19 +96,25 @@ def test_mistakes_by_kind_with_counts_and_examples(course: Path) -> None:
     dee_kinds = {m.kind for n in LOCAL for m in parts[f"correct_{n}"].mistakes}
     assert len(dee_kinds) == 1
     for name in LOCAL:
-        assert [(m.kind, m.count) for m in parts[f"correct_{name}"].mistakes] == [
-            (next(iter(dee_kinds)), 1)
+        assert [(m.kind, m.students) for m in parts[f"correct_{name}"].mistakes] == [
+            (next(iter(dee_kinds)), ["dee"])
         ]
-    # ben's and eve's mistakes are two further kinds, one learner each, on every chain part
-    for name in CHAIN:
+        assert parts[f"correct_{name}"].follow_ons == []
+    # ben's dropped 2 and eve's autograd are two further kinds on dL_da, one learner each
+    first = parts["correct_dL_da"].mistakes
+    assert sorted(m.count for m in first) == [1, 1, 1]
+    assert len({m.kind for m in first}) == 3 and dee_kinds < {m.kind for m in first}
+    # ben's later chain parts are right from his own dL_da: follow-ons, counted apart
+    for name in CHAIN[1:]:
         mistakes = parts[f"correct_{name}"].mistakes
-        assert sorted(m.count for m in mistakes) == [1, 1, 1]
-        assert len({m.kind for m in mistakes}) == 3 and dee_kinds < {m.kind for m in mistakes}
-    # ben: dL_da = a - y, with his own numbers (drawn from his name)
+        assert sorted(s for m in mistakes for s in m.students) == ["dee", "eve"]
+        assert parts[f"correct_{name}"].follow_ons == ["ben"]
+    # ben wrote dL_da = a - y: the report shows that formula, not his own number
     given = givens_for(A03, "ben", PUBLIC)  # the sample class is on the public seed
     a = max(given["w"] * given["x"] + given["b"], 0.0)
-    examples = [m.example for m in parts["correct_dL_da"].mistakes]
-    assert f"dL_da = {a - given['y']:.1f}" in examples, examples
+    (bens,) = [m for m in first if m.students == ["ben"]]
+    assert (bens.example, bens.formulas) == ("a - y", [("a - y", 1)])
+    assert f"{a - given['y']:.1f}" not in bens.example
     assert parts[WRITTEN].mistakes == []
 
 
@@ -135,14 +148,27 @@ def test_command_writes_html_with_plots_and_csv(course: Path) -> None:
     out = course / "reports"
     page = (out / f"{A03}.html").read_text()
     images = page.count("src='data:image/png;base64,")
-    assert images == 3  # share right, mistakes by kind, progress
+    assert images == 3  # parts, misconceptions, progress
+    assert page.count("<img alt='") == 3
     first = page.split("src='data:image/png;base64,")[1].split("'")[0]
     assert base64.b64decode(first).startswith(b"\x89PNG")
     with open(out / f"{A03}.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     dl_da = [r for r in rows if r["part"] == "correct_dL_da"]
     assert len(dl_da) == 3 and {r["right"] for r in dl_da} == {"3"}
-    assert sum(int(r["mistakes"]) for r in rows) == 4 * 3 + 6 * 1
+    # root causes: dee on all ten code parts, eve on the four chain parts, ben on dL_da;
+    # ben's three follow-ons apart
+    assert sum(int(r["mistakes"]) for r in rows) == 10 + 4 + 1
+    follow_ons = {r["part"]: int(r["follow_ons"]) for r in rows}
+    assert sum(follow_ons.values()) == 3
+    with open(out / f"{A03}_students.csv", newline="") as handle:
+        slips = [r for r in csv.DictReader(handle) if r["student"] == "ben"]
+    assert [(r["part"], r["cause"], r["written"]) for r in slips] == [
+        ("Part D: dL/da", "root", "a - y"),
+        ("Part F: dL/dh", "follow-on", "dL_da * da_dh"),
+        ("Part I: dL/dw", "follow-on", "dL_dh * dh_dw"),
+        ("Part J: dL/db", "follow-on", "dL_dh * dh_db"),
+    ]
     with open(out / f"{A03}_progress.csv", newline="") as handle:
         progress = {r["student"]: r for r in csv.DictReader(handle)}
     expected = expected_scores()
@@ -182,3 +208,138 @@ def test_lateness_against_the_gradebooks_due_date(course: Path) -> None:
         with Gradebook(url, "backward-course") as gb:
             gb.update_or_create_assignment(A03, duedate=None)
     assert build(course).progress[0].late == {}
+
+
+def test_only_released_assignments_count(course: Path) -> None:
+    """01 is in the gradebook but neither released nor handed in: no zeros, no 0/0 parts;
+    once in the exchange's outbound folder, it counts."""
+    report = build(course)
+    assert report.assignments == [A03, A06] and report.unreleased == [UNRELEASED]
+    assert {p.assignment for p in report.parts} == {A03, A06}
+    assert all(UNRELEASED not in row.scores for row in report.progress)
+    result = autograder("report", cwd=course)
+    assert result.returncode == 0, result.stderr
+    page = (course / "reports" / "course.html").read_text()
+    assert f"Not released, not counted: {UNRELEASED}" in page
+    assert "0/0" not in page
+    outbound = course.parent / "exchange" / "backward-course" / "outbound" / UNRELEASED
+    outbound.mkdir(parents=True)
+    try:
+        released = build(course)
+        assert released.assignments == [UNRELEASED, A03, A06] and released.unreleased == []
+        assert all(row.scores[UNRELEASED] is None for row in released.progress)
+    finally:
+        shutil.rmtree(outbound)
+
+
+def test_parts_by_label_and_kinds_in_plain_words(course: Path) -> None:
+    """The learner's terms, never a cell id or an internal code."""
+    report = build(course)
+    labels = {(p.assignment, p.name): p.label for p in report.parts}
+    assert labels[(A03, "correct_dL_da")] == "03 Part D: dL/da"
+    assert labels[(A06, "correct_dL_dy")] == "06 Part C: dL/dy"
+    assert labels[(A03, WRITTEN)] == "03 Part K: written answer"
+    assert {p.label for p in build(course, A03).parts} >= {"Part D: dL/da", "Part A: h"}
+    page = render_html(report)
+    codes = {k for p in report.parts for m in p.mistakes for k in (m.kind,)} | {"follow_on"}
+    codes_with_underscores = {c for c in codes if "_" in c}
+    assert {"slope_missing", "follow_on"} <= codes_with_underscores
+    for hidden in [*codes_with_underscores, "correct_", "unanswered"]:
+        assert hidden not in page, hidden
+    for kind in codes:
+        assert html.escape(kinds.plain(kind)) in page or kind == "follow_on"
+
+
+def _reasons_named_in(tree: ast.AST) -> Iterator[str]:
+    """The reasons a feedback module names: the third argument of `Verdict(...)`, the second
+    of `_Try(...)`, what `reason = ...` assigns, the first item of a returned pair."""
+    for node in ast.walk(tree):
+        picked: list[ast.AST] = []
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            where = {"Verdict": 2, "_Try": 1}.get(node.func.id)
+            if where is not None and len(node.args) > where:
+                picked.append(node.args[where])
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "reason" for t in node.targets
+        ):
+            keys = {id(k) for d in ast.walk(node.value) if isinstance(d, ast.Dict) for k in d.keys}
+            picked += [n for n in ast.walk(node.value) if id(n) not in keys]  # values, not keys
+        elif isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
+            picked.append(node.value.elts[0])
+        for item in picked:
+            text = item.value if isinstance(item, ast.Constant) else None
+            if isinstance(text, str) and text.isidentifier() and text.islower():
+                yield text
+
+
+def test_every_kind_the_diagnoses_give_has_plain_words() -> None:
+    """Kinds from the corpus of realistic mistakes, the specs' known mistakes, the formula
+    edits and the answer forms: each has its words in `feedback.kinds`."""
+    import inspect
+
+    from autograder.exercises import SPECS
+    from autograder.feedback import answer_form, diagnose, formula_edits, judge
+    from autograder.feedback.corpus import CORPUS
+
+    found = {entry[3] for entry in CORPUS}
+    found |= {reason for spec in SPECS.values() for p in spec.parts for reason, _, _ in p.mistakes}
+    for module in (answer_form, diagnose, formula_edits, judge):
+        found |= set(_reasons_named_in(ast.parse(inspect.getsource(module))))
+    found |= {"known_mistake", "not_run", "ambiguous", "follow_on"}
+    found -= {"match"}  # a right answer
+    assert {"sum_for_product", "relu_forgotten", "gate_shut", "tensor"} <= found
+    missing = sorted(k for k in found if k not in kinds.WORDS)
+    assert not missing, missing
+    assert all("_" not in words for words in kinds.WORDS.values())
+
+
+def test_root_causes_apart_from_follow_ons(course: Path) -> None:
+    report = build(course)
+    ben = [(s.part, s.kind, s.written) for s in report.slips["ben"]]
+    assert [kinds.group(kind) for _, kind, _ in ben] == ["concept", "concept"]
+    assert [(part, written) for part, _, written in ben] == [
+        ("03 Part D: dL/da", "a - y"),
+        ("06 Part C: dL/dy", "2 * (target - y_value)"),
+    ]
+    assert len(report.follow_ons["ben"]) == 5  # 03: dL/dh, dL/dw, dL/db; 06: dL/dw, dL/db
+    assert {s.kind for s in report.follow_ons["ben"]} == {"follow_on"}
+    # the misconceptions are ben's two root causes, never a follow-on or a blank answer
+    assert sorted((m.kind, tuple(m.students)) for m in report.misconceptions) == sorted(
+        (kind, ("ben",)) for _, kind, _ in ben
+    )
+    assert "03 Part D: dL/da: a - y" in [m.example for m in report.misconceptions]
+    assert {kinds.group(s.kind) for s in report.slips["dee"]} == {"form"}
+    assert len(report.slips["dee"]) == 20 and "dee" not in report.follow_ons
+
+
+def test_misconceptions_ranked_by_students() -> None:
+    """More students first; a kind made often by one student ranks below one made by many;
+    follow-ons and answers in no judgeable form are never misconceptions."""
+    slips = [Slip(f"s{i}", A03, "Part D: dL/da", "sign", "2 * (y - a)", True) for i in range(3)]
+    slips += [Slip("s9", A03, f"Part {p}", "slope_missing", "a - y", True) for p in "DFIJ"]
+    slips += [Slip(f"s{i}", A03, "Part F: dL/dh", "follow_on", "x", True) for i in range(9)]
+    slips += [Slip(f"s{i}", A03, "Part A: h", "unanswered", "", False) for i in range(9)]
+    ranked = rank_misconceptions(slips)
+    assert [(m.kind, len(m.students)) for m in ranked] == [("sign", 3), ("slope_missing", 1)]
+    assert ranked[0].example == "Part D: dL/da: 2 * (y - a)"
+    assert ranked[1].parts == ["Part D", "Part F", "Part I", "Part J"]
+
+
+@pytest.mark.parametrize(
+    ("cell", "formula"),
+    [
+        ("slope = x * 2", "2 * x"),
+        ("slope = 2*x", "2 * x"),
+        ("slope = 2 * 3.7", "2 * x"),  # the learner's own x, copied as a number
+        ("d = x - y\nslope = d * 2", "2 * (x - y)"),  # a helper line, inlined
+        ("slope = b + w * x", "b + w * x"),
+        ("slope = w * x + b", "b + w * x"),
+        ("slope = 7.4", None),  # a bare number: the learner's own, not comparable
+        ("slope = x.grad", None),
+    ],
+)
+def test_formulas_in_the_given_names(cell: str, formula: str | None) -> None:
+    givens = {"x": 3.7, "y": 1.2, "w": -0.8, "b": 0.5}
+    cells = ['x, y, w, b = exercise.given("x", "y", "w", "b")', cell]
+    answers = read_hand_answers(cells, givens)
+    assert normal_form("slope", answers, givens, keep=("slope",)) == formula

@@ -132,7 +132,7 @@ class ClassReport:
     parts: list[Part]
     progress: list[Progress]
     assignments: list[str]
-    """The assignments counted: the released ones (or the one named)."""
+    """The assignments progress spans: the released ones (and the one named)."""
     misconceptions: list[Misconception] = field(default_factory=list)
     """The root mistakes most worth re-teaching, most learners first."""
     slips: dict[str, list[Slip]] = field(default_factory=dict)
@@ -204,7 +204,7 @@ def _mistakes(slips: list[Slip]) -> list[Mistake]:
     return sorted(found, key=lambda m: (-m.count, m.kind))
 
 
-def _misconceptions(slips: list[Slip]) -> list[Misconception]:
+def rank_misconceptions(slips: list[Slip]) -> list[Misconception]:
     """Root mistakes that are concepts, by kind over the class: most learners first."""
     by_kind: dict[str, list[Slip]] = defaultdict(list)
     for slip in slips:
@@ -243,11 +243,12 @@ def build(course_dir: Path, assignment: str | None = None) -> ClassReport:
             )
         released = sorted(released_assignments(gb, exchange, coursedir.course_id))
         counted = [assignment] if assignment else released
+        spanned = sorted({*released, *counted})  # progress spans the course
         students = sorted(s.id for s in gb.students)
         max_scores: dict[str, float] = {}
         scores: dict[str, dict[str, float | None]] = {s: {} for s in students}
         late: dict[str, dict[str, float]] = defaultdict(dict)
-        for name in counted:
+        for name in spanned:
             record = gb.find_assignment(name)
             max_scores[name] = float(record.max_score)
             for submission in record.submissions:
@@ -291,7 +292,7 @@ def build(course_dir: Path, assignment: str | None = None) -> ClassReport:
             for key, part in by_cell.items():
                 part.mistakes = _mistakes(part_slips[key])
     progress = [
-        Progress(student, {a: scores[student].get(a) for a in counted}, max_scores, late[student])
+        Progress(student, {a: scores[student].get(a) for a in spanned}, max_scores, late[student])
         for student in sorted(scores)
     ]
     by_student: dict[str, list[Slip]] = defaultdict(list)
@@ -304,9 +305,9 @@ def build(course_dir: Path, assignment: str | None = None) -> ClassReport:
         assignment or COURSE_SCOPE,
         parts,
         progress,
-        counted,
-        _misconceptions(roots),
+        spanned,
+        rank_misconceptions(roots),
         dict(by_student),
         dict(following),
-        sorted(set(known) - set(counted)) if course else [],
+        sorted(set(known) - set(spanned)),
     )

@@ -221,7 +221,7 @@ def render_html(report: ClassReport) -> str:
     out = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{e(title)}</title><style>{STYLE}</style></head><body><main>",
-        f"<h1>{e(title)}</h1><p>Counted: {e(counted)}.",
+        f"<h1>{e(title)}</h1><p>Released assignments counted: {e(counted)}.",
     ]
     if report.unreleased:
         out.append(f" Not released, not counted: {e(', '.join(report.unreleased))}.")
