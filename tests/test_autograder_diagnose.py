@@ -214,6 +214,30 @@ def test_a_missing_local_slope_is_named_by_its_node() -> None:
     assert "dL/da = 3.0, but PyTorch gives 6.0" in verdict.message
 
 
+def test_every_missing_or_doubled_slope_reads_as_a_sentence() -> None:
+    """In every exercise, the factor is named by its value and what it is ("The factor 2.0,
+    the 2 of the square (...), is missing."), never "the local slope 2.0 of the 2 of ..."."""
+    import re
+
+    from autograder.feedback.mistakes import mistakes
+
+    named = 0
+    for exercise in EXERCISES:
+        quantities = reference_quantities(exercise, learner_givens(exercise, "learner-1"))
+        values = next(iter(quantities.values())).values
+        for mistake in mistakes(exercise_spec(exercise), values):
+            verdict = diagnose(quantities[mistake.part], mistake.value, mistake.answers)
+            if verdict.reason not in ("slope_missing", "slope_extra"):
+                continue
+            named += 1
+            sentence = verdict.message.split("\n", 1)[1]
+            assert re.match(
+                r"  The factor -?[\d.]+, the .+, (is missing|is counted twice)\.", sentence
+            )
+            assert not re.search(r"slope -?[\d.]+ of the", sentence), sentence
+    assert named >= 9  # one exercise or more each
+
+
 def test_a_given_factor_too_many_is_named() -> None:
     """dL_dw = dL_dh * w * x: one factor w too many (the issue's example)."""
     verdict = diagnose(NEURON["dL_dw"], 36.0)

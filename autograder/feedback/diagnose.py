@@ -346,5 +346,5 @@ def _explain_value(q: Quantity, value: float, answers: Answers) -> tuple[str, st
         return "sign", f"Right size, wrong sign: check the sign of each {where}."
     digits = too_rounded(ref, value)
     if digits is not None:
-        return "rounded", f"Close, but rounded too early: {ROUNDING_RULE}."
+        return "rounded", f"Close, but rounded too much: {ROUNDING_RULE}."
     return "mismatch", q.hint or "Recompute it one step at a time."
