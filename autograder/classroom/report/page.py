@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.classroom.handin import late_text
-from autograder.classroom.report.gather import ClassReport, Slip
+from autograder.classroom.report.gather import COURSE_SCOPE, ClassReport, Slip
 from autograder.feedback.kinds import group
 
 e = html.escape
@@ -221,7 +221,13 @@ def render_html(report: ClassReport) -> str:
     out = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{e(title)}</title><style>{STYLE}</style></head><body><main>",
-        f"<h1>{e(title)}</h1><p>Released assignments counted: {e(counted)}.",
+        f"<h1>{e(title)}</h1><p>"
+        + (
+            f"Released assignments counted: {e(counted)}."
+            if report.scope == COURSE_SCOPE
+            else f"Parts of {e(report.scope)}; progress over the released assignments: "
+            f"{e(counted)}."
+        ),
     ]
     if report.unreleased:
         out.append(f" Not released, not counted: {e(', '.join(report.unreleased))}.")
