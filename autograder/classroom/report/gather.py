@@ -285,7 +285,8 @@ def build(course_dir: Path, assignment: str | None = None) -> ClassReport:
                             slip = _slip(student, name, part.label, check)
                             if slip.kind == FOLLOW_ON:
                                 follow_ons.append(slip)
-                                part.follow_ons.append(student)
+                                if student not in part.follow_ons:
+                                    part.follow_ons.append(student)
                             else:
                                 roots.append(slip)
                                 part_slips[(sub_notebook.name, grade.name)].append(slip)
