@@ -87,6 +87,8 @@ def main() -> int:
         f"assignments, {parts} parts, {sum(map(len, report.slips.values()))} root mistakes, "
         f"{sum(map(len, report.follow_ons.values()))} follow-ons (best of {args.repeat})"
     )
+    for rank, m in enumerate(report.misconceptions, 1):
+        print(f"  {rank}. {m.words}: {len(m.students)} ({', '.join(m.students)}), e.g. {m.example}")
     print(f"nbgrader export (baseline)      {export:7.2f} s")
     print(f"report: gather (in process)     {gather:7.2f} s   {gather / export:5.2f} x export")
     print(f"report: page with plots         {page:7.2f} s   {page / export:5.2f} x export")
