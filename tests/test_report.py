@@ -323,6 +323,15 @@ def test_misconceptions_ranked_by_students() -> None:
     assert [(m.kind, len(m.students)) for m in ranked] == [("sign", 3), ("slope_missing", 1)]
     assert ranked[0].example == "Part D: dL/da: 2 * (y - a)"
     assert ranked[1].parts == ["Part D", "Part F", "Part I", "Part J"]
+    # a classic bug of one part's code is no misconception of another part's
+    bugs = [Slip(s, A03, f"Part {p}: Value", "known_mistake", f"bug {p}", False) for s, p in
+            [("s1", "C"), ("s2", "C"), ("s3", "D")]]  # fmt: skip
+    ranked = rank_misconceptions(bugs + [Slip("s4", A03, "Part D: dL/da", "sign", "8.5", False)])
+    assert [(m.kind, m.parts, m.example) for m in ranked] == [
+        ("known_mistake", ["Part C: Value"], "Part C: Value: bug C"),
+        ("known_mistake", ["Part D: Value"], "Part D: Value: bug D"),
+        ("sign", ["Part D: dL/da"], ""),  # the learner's own number is no example
+    ]
 
 
 @pytest.mark.parametrize(

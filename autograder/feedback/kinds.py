@@ -20,6 +20,9 @@ from typing import Final, Literal
 Group = Literal["concept", "form", "unnamed", "follow_on"]
 
 FOLLOW_ON: Final = "follow_on"
+PART_SPECIFIC: Final = frozenset({"known_mistake"})
+"""Kinds whose meaning depends on the part (a classic bug of that part's code): over the
+class, one misconception per part, never lumped together."""
 
 _CONCEPT: Final = {
     # numbers in the chain
@@ -60,7 +63,6 @@ _CONCEPT: Final = {
     "step_with_slope": "a step up the slope instead of down",
     # numbers copied
     "lesson_number": "the lesson's own number copied, not the learner's",
-    "rounded": "rounded too early",
     # the specs' named mistakes
     "term_dropped": "a term's slope left out",
     "term_kept_x": "a term kept where its slope belongs (-2x for -2)",
@@ -85,6 +87,7 @@ _FORM: Final = {
     "error": "a cell that cannot be read",
     "stale": "the notebook's value differs from the cell (not run again)",
     "not_run": "the code could not be run",
+    "rounded": "rounded too early (the rule: within 0.1%, so write the arithmetic)",
 }
 _UNNAMED: Final = {
     "mismatch": "wrong, no single slip named",

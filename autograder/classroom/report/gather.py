@@ -15,7 +15,7 @@ from typing import Any
 
 from autograder.classroom.export import DEFAULT_EXCHANGE, released_assignments
 from autograder.classroom.handin import late_text
-from autograder.feedback.kinds import FOLLOW_ON, group, plain
+from autograder.feedback.kinds import FOLLOW_ON, PART_SPECIFIC, group, plain
 from autograder.grading.diagnoses import read_diagnoses
 
 NO_DIAGNOSIS = "no diagnosis recorded"
@@ -187,7 +187,8 @@ def _slip(student: str, assignment: str, label: str, check: dict[str, Any]) -> S
     formula = check.get("formula")  # absent in stores written before formulas were kept
     if formula:
         return Slip(student, assignment, label, check["kind"], str(formula), True)
-    return Slip(student, assignment, label, check["kind"], f"{check['value']}", False)
+    shown = str(check["value"]).removeprefix("✗ ")  # a code answer: what the grader found
+    return Slip(student, assignment, label, check["kind"], shown, False)
 
 
 def _mistakes(slips: list[Slip]) -> list[Mistake]:
@@ -205,19 +206,31 @@ def _mistakes(slips: list[Slip]) -> list[Mistake]:
 
 
 def rank_misconceptions(slips: list[Slip]) -> list[Misconception]:
-    """Root mistakes that are concepts, by kind over the class: most learners first."""
-    by_kind: dict[str, list[Slip]] = defaultdict(list)
+    """Root mistakes that are concepts, by kind over the class (by part too, for a kind
+    that means something else in each part): most learners first."""
+    by_kind: dict[tuple[str, str], list[Slip]] = defaultdict(list)
     for slip in slips:
         if group(slip.kind) == "concept":
-            by_kind[slip.kind].append(slip)
+            by_kind[(slip.kind, slip.part if slip.kind in PART_SPECIFIC else "")].append(slip)
     found = []
-    for kind, made in by_kind.items():
+    for (kind, _), made in by_kind.items():
         parts = list(dict.fromkeys(s.part for s in made))
         written = Counter((s.part, s.written) for s in made if s.formula).most_common(1)
+        if not written:  # code answers: what the grader found, never a learner's own number
+            shown = Counter((s.part, s.written) for s in made if not _number(s.written))
+            written = shown.most_common(1)
         example = f"{written[0][0][0]}: {written[0][0][1]}" if written else ""
         found.append(Misconception(kind, sorted({s.student for s in made}), parts, example))
     found.sort(key=lambda m: (-len(m.students), -len(m.parts), m.kind))
     return found[:TOP_MISCONCEPTIONS]
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def build(course_dir: Path, assignment: str | None = None) -> ClassReport:
