@@ -130,9 +130,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-sandbox", action="store_true", help="UNSAFE, as for grade")
     report = commands.add_parser(
         "report",
-        help="class analytics: share right per part, common mistakes, progress (HTML + CSV)",
-        description="Write reports/<ASSIGNMENT or course>.html (plots) and .csv from the "
-        "gradebook and the diagnoses `autograder grade` stored.",
+        help="what to re-teach: misconceptions ranked, each part's root causes and "
+        "follow-ons, each student's mistakes, progress (HTML + CSV)",
+        description="Write reports/<ASSIGNMENT or course>.html (plots) and CSVs from the "
+        "gradebook and the diagnoses `autograder grade` stored, over the released "
+        "assignments (or the one named).",
         epilog="exit status: 0 written, 1 nothing graded yet, 2 usage error.",
     )
     report.add_argument("assignment", nargs="?", metavar="ASSIGNMENT", help="default: the course")
