@@ -22,7 +22,7 @@ Group = Literal["concept", "form", "unnamed", "follow_on"]
 FOLLOW_ON: Final = "follow_on"
 PART_SPECIFIC: Final = frozenset({"known_mistake"})
 """Kinds whose meaning depends on the part (a classic bug of that part's code): over the
-class, one misconception per part, never lumped together."""
+class, one misconception per part and bug named, never lumped together."""
 
 _CONCEPT: Final = {
     # numbers in the chain
@@ -74,7 +74,7 @@ _CONCEPT: Final = {
     "multiplied": "two paths' shares multiplied where they add",
     "both_paths": "a detached path counted (it sends nothing back)",
     "wrong_path": "the wrong path taken as cut",
-    "known_mistake": "a classic mistake of this part (named in the feedback)",
+    "known_mistake": "a classic bug of this part's code",
 }
 _FORM: Final = {
     "unanswered": "not answered",

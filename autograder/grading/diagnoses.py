@@ -51,8 +51,10 @@ def notebook_checks(
             formula = (
                 None if verdict.passed or not hand else normal_form(name, answers, givens, keep)
             )
-            if not hand:  # code: the verdict tells
-                value = verdict.message.splitlines()[0] if not verdict.passed else ""
+            if not hand:  # code: the verdict tells (the classic bug it names, when it names one)
+                lines = verdict.message.splitlines()
+                named = verdict.reason == "known_mistake" and len(lines) > 1
+                value = "" if verdict.passed else (lines[1].strip() if named else lines[0])
             elif answer is None:
                 value = "(not assigned)"
             else:

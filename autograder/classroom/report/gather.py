@@ -206,12 +206,13 @@ def _mistakes(slips: list[Slip]) -> list[Mistake]:
 
 
 def rank_misconceptions(slips: list[Slip]) -> list[Misconception]:
-    """Root mistakes that are concepts, by kind over the class (by part too, for a kind
-    that means something else in each part): most learners first."""
+    """Root mistakes that are concepts, by kind over the class (by part and bug named, for
+    a kind that means something else in each part): most learners first."""
     by_kind: dict[tuple[str, str], list[Slip]] = defaultdict(list)
     for slip in slips:
         if group(slip.kind) == "concept":
-            by_kind[(slip.kind, slip.part if slip.kind in PART_SPECIFIC else "")].append(slip)
+            apart = slip.kind in PART_SPECIFIC  # one per part and bug named
+            by_kind[(slip.kind, f"{slip.part}: {slip.written}" if apart else "")].append(slip)
     found = []
     for (kind, _), made in by_kind.items():
         parts = list(dict.fromkeys(s.part for s in made))
