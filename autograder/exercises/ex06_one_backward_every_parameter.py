@@ -168,7 +168,7 @@ SPEC = ExerciseSpec(
                 (
                     "other_path",
                     "2 * u ** 2",
-                    "That is the share through sq = u²; the direct "
+                    "That is the share through sq, u × 2u; the direct "
                     "path's share is the other factor, sq = u².",
                 ),
                 (
