@@ -17,10 +17,12 @@ class set-up exists).
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -392,8 +394,8 @@ def test_grader_and_service_agree_on_the_sample_class(
 def test_the_class_hub_config_adds_the_service(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`make class --checks-port` adds the service, its access for every server token and
-    its address for kernels to the class hub's own config; without it, nothing."""
+    """`make class` adds the service (on the port serve.py chose), its access for every
+    server token and its address for kernels to the class hub's own config."""
     from traitlets.config.loader import PyFileConfigLoader
 
     from autograder.classroom.checks.hub import ACCESS
@@ -407,9 +409,6 @@ def test_the_class_hub_config_adds_the_service(
     }  # fmt: skip
     for name, value in settings.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.delenv("CLASS_CHECKS_PORT", raising=False)
-    plain = PyFileConfigLoader("jupyterhub_config.py", path=str(hub_dir)).load_config()
-    assert "services" not in plain.JupyterHub
     monkeypatch.setenv("CLASS_CHECKS_PORT", "8123")
     config = PyFileConfigLoader("jupyterhub_config.py", path=str(hub_dir)).load_config()
     [service] = config.JupyterHub.services.get_value([])  # appended to JupyterHub's default
@@ -441,3 +440,135 @@ def test_practice_numbers_are_the_services(hub: CheckHub) -> None:
             hub.ask("check", {**body, "practice": practice}, hub.tokens[who])
         assert refused.value.code == 400
         assert "not drawn by the check service for you" in json.loads(refused.value.read())["error"]
+
+
+# --- whose token: the hub's answers, remembered -------------------------------------------
+
+
+class Hub:
+    """The hub's side of `TokenOwners`: answers from `known`, counting questions; each
+    question waits for `gate` (open unless closed) and fails with `error` if set."""
+
+    def __init__(self, known: dict[str, dict[str, str]]) -> None:
+        self.known = known
+        self.asked: list[str] = []
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.error: Exception | None = None
+
+    async def __call__(self, token: str) -> dict[str, str] | None:
+        self.asked.append(token)
+        await self.gate.wait()
+        if self.error is not None:
+            raise self.error
+        return self.known.get(token)
+
+
+def test_the_hubs_yes_is_remembered_for_a_while_and_its_no_never() -> None:
+    from autograder.classroom.checks.tokens import TokenOwners
+
+    now = [0.0]
+    hub = Hub({"ada-token": {"name": "ada"}})
+    owners = TokenOwners(hub, ttl=60, size=10, clock=lambda: now[0])
+
+    async def run() -> None:
+        assert await owners.owner("ada-token") == {"name": "ada"}
+        now[0] = 59.0
+        assert await owners.owner("ada-token") == {"name": "ada"}
+        assert hub.asked == ["ada-token"]  # remembered
+        now[0] = 60.0
+        assert await owners.owner("ada-token") == {"name": "ada"}
+        assert hub.asked == ["ada-token"] * 2  # expired: asked again
+        for _ in range(3):
+            assert await owners.owner("forged") is None
+        assert hub.asked.count("forged") == 3  # a no is asked again every time
+        hub.error = RuntimeError("hub down")
+        with pytest.raises(RuntimeError):
+            await owners.owner("ben-token")
+        hub.error, hub.known["ben-token"] = None, {"name": "ben"}
+        assert await owners.owner("ben-token") == {"name": "ben"}  # the failure was not kept
+
+    asyncio.run(run())
+    assert "ada-token" not in repr(owners._known)  # kept as digests only
+
+
+def test_token_owners_are_bounded() -> None:
+    from autograder.classroom.checks.tokens import TokenOwners
+
+    hub = Hub({f"t{i}": {"name": f"s{i}"} for i in range(5)})
+    owners = TokenOwners(hub, ttl=60, size=3)
+
+    async def run() -> None:
+        for i in range(5):
+            await owners.owner(f"t{i}")
+        assert len(owners) == 3
+        await owners.owner("t4")  # among the last three: remembered
+        await owners.owner("t0")  # the oldest went first: asked again
+        assert hub.asked == ["t0", "t1", "t2", "t3", "t4", "t0"]
+
+    asyncio.run(run())
+
+
+def test_checks_arriving_together_ask_the_hub_once() -> None:
+    from autograder.classroom.checks.tokens import TokenOwners
+
+    hub = Hub({"ada-token": {"name": "ada"}})
+    owners = TokenOwners(hub)
+
+    async def run() -> None:
+        hub.gate.clear()
+        waiting = [asyncio.ensure_future(owners.owner("ada-token")) for _ in range(50)]
+        await asyncio.sleep(0)
+        hub.gate.set()
+        assert await asyncio.gather(*waiting) == [{"name": "ada"}] * 50
+        assert hub.asked == ["ada-token"]
+        hub.gate.clear()
+        hub.error = RuntimeError("hub down")
+        failing = [asyncio.ensure_future(owners.owner("ben-token")) for _ in range(5)]
+        await asyncio.sleep(0)
+        hub.gate.set()
+        outcomes = await asyncio.gather(*failing, return_exceptions=True)
+        assert all(isinstance(o, RuntimeError) for o in outcomes), outcomes  # none let in
+
+    asyncio.run(run())
+
+
+def test_a_token_the_hub_does_not_know_is_refused(hub: CheckHub) -> None:
+    for _ in range(2):  # the refusal is not remembered as anything else
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            hub.ask("exercise", {"exercise": NEURON}, "not-a-token", url=hub.direct_checks_url)
+        assert refused.value.code == 403
+        assert "does not know this token" in json.loads(refused.value.read())["error"]
+
+
+def test_a_judge_that_dies_is_replaced(hub: CheckHub) -> None:
+    """Every judge killed: their checks get "no judge" (503), never a verdict, and the
+    service answers again once they are replaced."""
+    [service] = [p for p in child_processes(hub.process.pid) if b"checks.service" in p[1]]
+    judges = [pid for pid, _ in child_processes(service[0])]
+    assert judges
+    for pid in judges:
+        os.kill(pid, signal.SIGKILL)
+    statuses = []
+    body = {"exercise": NEURON, "names": ["h"], "cells": ["h = 1.0"]}
+    for _ in range(len(judges) + 1):
+        try:
+            hub.ask("check", body, hub.tokens["mallory"], url=hub.direct_checks_url)
+            statuses.append(200)
+        except urllib.error.HTTPError as error:
+            statuses.append(error.code)
+    assert set(statuses[:-1]) <= {200, 503} and statuses[-1] == 200, statuses
+    assert not set(judges) & {pid for pid, _ in child_processes(service[0])}
+
+
+def child_processes(parent: int) -> list[tuple[int, bytes]]:
+    """(pid, command line) of the processes whose parent is `parent` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if entry.name.isdigit() and int(stat[1]) == parent:
+                found.append((int(entry.name), (entry / "cmdline").read_bytes()))
+        except (OSError, IndexError):
+            continue
+    return found
