@@ -9,6 +9,8 @@ the answer-free `autograder` and `autograd_lessons` (`learner_package.install`),
 the course environment's third-party packages reachable through a folder of links (not
 the course's own package, nor its editable-install hooks). `StudentKernel` is an IPython
 kernel of that environment with a learner's token, as a hub server's kernel has.
+`student_account()` makes an ordinary account for the test, and `search_as(account, ...)`
+reads, as that account, every file it can under some folders, looking for answer text.
 Used by tests/test_check_service.py and benchmarks/check_latency.py.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -24,6 +27,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty
@@ -266,3 +271,74 @@ class StudentKernel:
                 error = f"{content['ename']}: {content['evalue']}"
             elif kind == "status" and content["execution_state"] == "idle":
                 return "".join(printed), error
+
+
+@contextmanager
+def student_account() -> Iterator[str]:
+    """An ordinary account made for the test (no home, no login shell); removed after."""
+    name = "agstu" + secrets.token_hex(3)
+    subprocess.run(
+        ["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name], check=True
+    )
+    try:
+        yield name
+    finally:
+        subprocess.run(["userdel", name], check=False)
+
+
+# Run by Debian's own Python as the account (the course's Python may sit where it cannot
+# go): argv[1] is a JSON file of the needles, the rest are folders. Walks each without
+# following links, reads every regular file it may (at most MAX_READ bytes of each), and
+# prints {"found": {path: [needles]}, "read": files read, "refused": files it could not}.
+SEARCH = r"""
+import json, os, sys
+MAX_READ = 64 << 20
+needles = [n.encode() for n in json.load(open(sys.argv[1]))]
+found, read, refused = {}, 0, 0
+for root in sys.argv[2:]:
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            if os.path.islink(path) or not os.path.isfile(path):
+                continue
+            try:
+                with open(path, "rb") as f:
+                    data = f.read(MAX_READ)
+            except OSError:
+                refused += 1
+                continue
+            read += 1
+            hits = [n.decode()[:60] for n in needles if n in data]
+            if hits:
+                found[path] = hits
+print(json.dumps({"found": found, "read": read, "refused": refused}))
+"""
+
+
+def search_as(account: str, needles: list[str], roots: list[Path]) -> dict[str, Any]:
+    """What `account` finds of `needles` in the files it can read under `roots`."""
+    with open_folder() as shared:
+        wanted = shared / "needles.json"
+        wanted.write_text(json.dumps(needles))
+        wanted.chmod(0o644)
+        done = subprocess.run(
+            ["runuser", "-u", account, "--", "/usr/bin/python3", "-I", "-c", SEARCH,
+             str(wanted), *map(str, roots)],
+            capture_output=True, text=True, timeout=1800, cwd="/",
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+@contextmanager
+def open_folder() -> Iterator[Path]:
+    """A new folder every account may read (root's, under /var/tmp); removed after."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="checks-", dir="/var/tmp"))
+    folder.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -4,7 +4,8 @@ kernels of a students' environment that holds no answer key.
 A JupyterHub (its configurable-http-proxy, users and tokens made through its REST API)
 runs the check service through the class hook; each learner's kernel runs in a fresh
 venv holding only the answer-free `autograder` and `autograd_lessons` (see check_hub.py).
-Covered here: nothing a student can import or read holds a model answer or spec text;
+Covered here: nothing a student can import or read (searched as an ordinary account)
+holds a model answer or spec text;
 checks say what self-study's checks say for the same answers; a forged JUPYTERHUB_USER
 or someone else's drawn cases change nothing; an unreachable, slow or refusing service
 gives "Not checked", never ✓ or ✗; the sandboxed grader (`autograder grade`) and the
@@ -32,7 +33,15 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from check_hub import REPO, CheckHub, StudentKernel, StudentsEnvironment
+from check_hub import (
+    REPO,
+    CheckHub,
+    StudentKernel,
+    StudentsEnvironment,
+    open_folder,
+    search_as,
+    student_account,
+)
 
 from autograder.authoring.sample_class import SAMPLE_CLASS, make_course, submit_sample_class
 
@@ -56,8 +65,10 @@ def hub(tmp_module: Path) -> Iterator[CheckHub]:
 
 
 @pytest.fixture(scope="module")
-def students_env(tmp_module: Path) -> StudentsEnvironment:
-    return StudentsEnvironment.build(tmp_module / "students")
+def students_env() -> Iterator[StudentsEnvironment]:
+    """Built where an ordinary account may read it (pytest's folders are root's alone)."""
+    with open_folder() as folder:
+        yield StudentsEnvironment.build(folder / "students")
 
 
 def kernel(env: StudentsEnvironment, hub: CheckHub, learner: str, **extra: str) -> StudentKernel:
@@ -113,39 +124,22 @@ def answer_texts() -> list[str]:
     return sorted(found)
 
 
-def readable_files(*roots: Path) -> Iterator[Path]:
-    """Every file under `roots`, not following links out (the third-party links are
-    listed by name, not read: they are the course environment's pinned packages)."""
-    for root in roots:
-        for folder, _dirs, files in os.walk(root):
-            for name in files:
-                yield Path(folder) / name
-
-
-def holders(needles: list[str], *roots: Path) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for path in readable_files(*roots):
-        if path.is_symlink():
-            continue
-        text = path.read_bytes().decode(errors="replace")
-        for needle in needles:
-            if needle in text:
-                found.setdefault(str(path), []).append(needle[:60])
-    return found
-
-
-def test_the_search_finds_the_answer_key_where_it_is() -> None:
-    """The search below can fail: run on the course's own package, it finds answers."""
+def test_a_student_account_finds_no_answer_to_read(students_env: StudentsEnvironment) -> None:
+    """Searched as an ordinary account: the students' environment, the lessons and the
+    released exercises hold no answer; the same search finds the answer key where it is
+    (a copy of the specs and solutions the account may read), so it can fail."""
     needles = answer_texts()
     assert len(needles) > 100
-    found = holders(needles, REPO / "autograder" / "exercises", REPO / "solutions")
-    assert len(found) >= len(ASSIGNMENTS), found
-
-
-def test_students_find_no_answer_to_read(students_env: StudentsEnvironment) -> None:
-    """The students' environment, the lessons and the released exercises hold no answer."""
-    places = [students_env.root, REPO / "course", REPO / "exercises"]
-    assert holders(answer_texts(), *places) == {}
+    with open_folder() as planted, student_account() as student:
+        shutil.copytree(REPO / "autograder" / "exercises", planted / "exercises")
+        shutil.copytree(REPO / "solutions", planted / "solutions")
+        subprocess.run(["chmod", "-R", "go+rX", str(planted)], check=True)
+        places = [students_env.root, REPO / "course", REPO / "exercises", planted]
+        search = search_as(student, needles, places)
+    in_key = {p for p in search["found"] if p.startswith(str(planted))}
+    assert len(in_key) >= len(ASSIGNMENTS), search["found"]
+    assert {p: n for p, n in search["found"].items() if p not in in_key} == {}
+    assert search["read"] > 100, search  # it read the environment, as the account could
     links = [p.name for p in (students_env.root / "third_party").iterdir()]
     assert not [n for n in links if "autograd" in n or "backward" in n or "editable" in n]
     shipped = {p.relative_to(students_env.site_packages).as_posix()
@@ -232,6 +226,36 @@ def test_checks_say_what_self_study_says(
         given = next(g for g, s in code_cells(path) if "exercise.given(" in s)
         assert f"Numbers of {learner} (your hub login)" in served[given][0]
         assert served[given][0].split(":", 1)[1] == local[given][0].split(":", 1)[1]
+
+
+def test_raising_and_missing_code_is_worded_as_in_self_study(
+    students_env: StudentsEnvironment, hub: CheckHub, tmp_path: Path
+) -> None:
+    """A function that raises, a function and a class not defined yet: the same lines."""
+    cells = [
+        "from autograder import Exercise\nexercise = Exercise('05_three_mechanics')",
+        "def train(*args):\n    raise ValueError('no training today')",
+        "exercise.check_function('train', seed=1)",
+        "exercise.check_function('grad_of_intermediate')",
+        "exercise = Exercise('09_autograd_by_hand')",
+        "exercise.check_class('value_add')",
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell(c, metadata={"nbgrader": {"grade_id": f"c{i}"}})
+        for i, c in enumerate(cells)
+    ])  # fmt: skip
+    path = tmp_path / "code.ipynb"
+    nbformat.write(notebook, path)
+    with kernel(students_env, hub, "ada") as k:
+        served = list(run_notebook(k, path).values())
+    local = list(self_study("ada", path, tmp_path / "self").values())
+    errors = [e for _, e in served]
+    assert errors[2] is not None and "raised ValueError: no training today" in errors[2]
+    assert errors[3] == "AnswerMismatch: ✗ `grad_of_intermediate` is not a function yet: " \
+        "run the cell that defines it."  # fmt: skip
+    assert errors[5] == "AnswerMismatch: ✗ `Value` is not defined yet: run the cell that " \
+        "defines it."  # fmt: skip
+    assert [e for _, e in local] == errors
 
 
 # --- whose numbers -----------------------------------------------------------------------
