@@ -10,14 +10,17 @@ the course environment's third-party packages reachable through a folder of link
 the course's own package, nor its editable-install hooks). `StudentKernel` is an IPython
 kernel of that environment with a learner's token, as a hub server's kernel has.
 `student_account()` makes an ordinary account for the test, and `search_as(account, ...)`
-reads, as that account, every file it can under some folders, looking for answer text.
+reads, as that account, every file it can under some folders, looking for answer text
+(`answer_texts()`: what only the answer key holds).
 Used by tests/test_check_service.py and benchmarks/check_latency.py.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -33,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty
 from typing import Any
+
+import nbformat
 
 REPO = Path(__file__).resolve().parents[1]
 VENV = Path(sys.prefix)
@@ -271,6 +276,41 @@ class StudentKernel:
                 error = f"{content['ename']}: {content['evalue']}"
             elif kind == "status" and content["execution_state"] == "idle":
                 return "".join(printed), error
+
+
+def answer_texts() -> list[str]:
+    """Text only the answer key holds: the solutions' answer blocks (those longer than a
+    lesson's one-line formula), and the specs' strings (mistakes, references, programs)
+    that the released exercises do not show."""
+    released = " ".join(p.read_text() for p in (REPO / "exercises").rglob("*.ipynb"))
+    found: set[str] = set()
+    for nb in (REPO / "solutions").glob("*/*.ipynb"):
+        for cell in nbformat.read(nb, as_version=4).cells:
+            source = cell.source if cell.cell_type == "code" else ""
+            for block in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", source, re.S):
+                if block.strip().count("\n") >= 1 or len(block.strip()) >= 30:
+                    found.add(block.strip())
+    spec_files = [*(REPO / "autograder" / "exercises").glob("*.py")]
+    spec_files += [*(REPO / "autograder" / "answers").glob("*.py")]
+    for path in spec_files:
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            ast.get_docstring(n, clean=False)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.FunctionDef | ast.ClassDef)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value
+                if (
+                    len(text) >= 25
+                    and text not in docstrings
+                    and json.dumps(text, ensure_ascii=False)[1:-1] not in released
+                ):
+                    found.add(text)
+            if isinstance(node, ast.FunctionDef) and len(node.name) >= 12:
+                found.add(f"def {node.name}(")
+    return sorted(found)
 
 
 @contextmanager

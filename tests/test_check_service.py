@@ -5,19 +5,17 @@ A JupyterHub (its configurable-http-proxy, users and tokens made through its RES
 runs the check service through the class hook; each learner's kernel runs in a fresh
 venv holding only the answer-free `autograder` and `autograd_lessons` (see check_hub.py).
 Covered here: nothing a student can import or read (searched as an ordinary account)
-holds a model answer or spec text;
-checks say what self-study's checks say for the same answers; a forged JUPYTERHUB_USER
-or someone else's drawn cases change nothing; an unreachable, slow or refusing service
-gives "Not checked", never ✓ or ✗; the sandboxed grader (`autograder grade`) and the
-service agree on every test cell of the sample class.
-Not covered here: JupyterLab in a browser under `make class` (the hub test's fixtures
-start servers with the course's environment until the students' environment of the
-class set-up exists).
+holds a model answer or spec text; checks say what self-study's checks say for the same
+answers, and a function that raises or code not defined yet is worded as in self-study;
+a forged JUPYTERHUB_USER or someone else's drawn cases change nothing; an unreachable,
+slow or refusing service, or a judge that died, gives "Not checked", never ✓ or ✗; the
+hub's answer on a token is remembered briefly and boundedly, a no never; the sandboxed
+grader (`autograder grade`) and the service agree on every test cell of the sample class.
+In a browser under `make class`: tests/hub/test_class_checks.py.
 """
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import json
 import os
@@ -38,6 +36,7 @@ from check_hub import (
     CheckHub,
     StudentKernel,
     StudentsEnvironment,
+    answer_texts,
     open_folder,
     search_as,
     student_account,
@@ -88,40 +87,6 @@ def code_cells(path: Path) -> list[tuple[str, str]]:
 
 
 # --- what a student can import or read ---------------------------------------------------
-
-
-def answer_texts() -> list[str]:
-    """Text only the answer key holds: the solutions' answer blocks (those longer than a
-    lesson's one-line formula), and the specs' strings (mistakes, references, programs)
-    that the released exercises do not show."""
-    released = " ".join(p.read_text() for p in (REPO / "exercises").rglob("*.ipynb"))
-    found: set[str] = set()
-    for nb in (REPO / "solutions").glob("*/*.ipynb"):
-        for _, source in code_cells(nb):
-            for block in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", source, re.S):
-                if block.strip().count("\n") >= 1 or len(block.strip()) >= 30:
-                    found.add(block.strip())
-    spec_files = [*(REPO / "autograder" / "exercises").glob("*.py")]
-    spec_files += [*(REPO / "autograder" / "answers").glob("*.py")]
-    for path in spec_files:
-        tree = ast.parse(path.read_text())
-        docstrings = {
-            ast.get_docstring(n, clean=False)
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Module | ast.FunctionDef | ast.ClassDef)
-        }
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                text = node.value
-                if (
-                    len(text) >= 25
-                    and text not in docstrings
-                    and json.dumps(text, ensure_ascii=False)[1:-1] not in released
-                ):
-                    found.add(text)
-            if isinstance(node, ast.FunctionDef) and len(node.name) >= 12:
-                found.add(f"def {node.name}(")
-    return sorted(found)
 
 
 def test_a_student_account_finds_no_answer_to_read(students_env: StudentsEnvironment) -> None:

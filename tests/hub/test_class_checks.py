@@ -1,4 +1,5 @@
-"""Live checks in `make class`, as students see them in Debian's Chromium.
+"""Live checks in `make class`, as students see them in Debian's Chromium; and, first, no
+answer key anywhere a student account can read or import.
 
 A student of the class hub (conftest's `hub`: `make class`'s serve.py, so the students'
 environment holds only the answer-free `autograder`, and the hub runs the check service)
@@ -7,21 +8,66 @@ opens the sample class's answered notebook in their JupyterLab, with their own n
 each check cell's output in the page must be what self-study says for the same notebook:
 the same notebook run in a kernel of the course's own environment, judging locally, for
 the same learner and course id.
+
+The answer search runs as a student account: `grep` over the whole students' environment
+and the exchange's released files for the answer key's text (`check_hub.answer_texts`),
+which must find it in a copy of the specs that account may read; and the environment's
+Python, as that account, imports the answer-free `autograder` and none of the key.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
 import pytest
-from class_hub import COURSE_ID, LONG, ClassHub, log_in
+from check_hub import REPO, answer_texts, open_folder
+from class_hub import COURSE_ID, LONG, STUDENT_ENV, ClassHub, log_in
 from playwright.sync_api import Browser, Page
 
 pytestmark = [pytest.mark.browser]
+
+IMPORTS = """
+import importlib, autograder
+print(autograder.__file__)
+for name in ["autograder.exercises", "autograder.feedback.judge", "autograder.answers",
+             "autograder.grading", "autograder.core.spec", "autograder.core.engine",
+             "autograder.learner.check", "autograder_shim", "autograder.cli"]:
+    try:
+        importlib.import_module(name)
+        print("IMPORTED", name)
+    except ImportError:
+        pass
+"""
+
+
+def test_a_student_finds_no_answer_in_the_class(hub: ClassHub) -> None:
+    student = hub.students[0]
+    needles = [n for n in answer_texts() if "\n" not in n]  # grep -F: one line each
+    assert len(needles) > 100
+    outbound = hub.exchange / COURSE_ID / "outbound"
+    with open_folder() as shared:
+        patterns = shared / "needles.txt"
+        patterns.write_text("\n".join(needles) + "\n")
+        key = shared / "key"
+        shutil.copytree(REPO / "autograder" / "exercises", key)
+        subprocess.run(["chmod", "-R", "go+rX", str(shared)], check=True)
+        grep = hub.as_user(student, "grep", "-rlF", "-f", str(patterns),
+                           str(STUDENT_ENV), str(outbound), str(key))  # fmt: skip
+        found = grep.stdout.split()
+        assert grep.returncode == 0, grep.stderr  # 0: found (in the key's copy at least)
+        assert [f for f in found if f.startswith(str(key))], "grep found no answer at all"
+        assert [f for f in found if not f.startswith(str(key))] == []
+    imported = hub.check_as(student, "python", "-c", IMPORTS)
+    assert imported.splitlines()[0].startswith(str(STUDENT_ENV)), imported
+    assert "IMPORTED" not in imported, imported
+    listed = hub.check_as(student, "python", "-m", "pip", "list", "--format=freeze")
+    assert "backward-course" not in listed and "backward_course" not in listed
 
 
 def check_cells(notebook: Path) -> dict[int, str]:
