@@ -122,12 +122,14 @@ class Judges:
         channel = await self._idle.get()
         try:
             answer: tuple[int, bytes] = await self._exchange(channel, (action, user, body))
-        except (OSError, EOFError, pickle.UnpicklingError):
+        except BaseException as error:
+            # its answer may still come: no later request may read it, so a new judge
             self._bury(channel)
-            channel = self._fork()
-            return 503, json.dumps({"error": "a judge stopped: check again"}).encode()
-        finally:
-            self._idle.put_nowait(channel)
+            self._idle.put_nowait(self._fork())
+            if isinstance(error, OSError | EOFError | pickle.UnpicklingError):
+                return 503, json.dumps({"error": "a judge stopped: check again"}).encode()
+            raise
+        self._idle.put_nowait(channel)
         return answer
 
     def _bury(self, channel: socket.socket) -> None:

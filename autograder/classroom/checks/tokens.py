@@ -77,9 +77,12 @@ class TokenOwners:
         try:
             self.hub_asked += 1
             model = await self.ask_hub(token)
-        except BaseException as error:
+        except Exception as error:
             future.set_exception(error)
             future.exception()  # retrieved: no "never retrieved" warning when none waits
+            raise
+        except BaseException:  # cancelled (the service stopping): so are those waiting
+            future.cancel()
             raise
         else:
             future.set_result(model)
