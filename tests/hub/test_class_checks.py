@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -106,6 +107,26 @@ RUN_PROMPTS = "() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt
     ".filter(e => /\\[\\d+\\]/.test(e.textContent)).length"  # fmt: skip
 
 
+def kernel_ready(page: Page) -> None:
+    """Wait until the open notebook's kernel is idle. A server just started may not have
+    listed its kernels yet when the notebook opens, and JupyterLab then asks which one to
+    start: its choice (the notebook's own, the students' Python) is accepted."""
+    idle = page.get_by_text(re.compile(r"\| Idle$"))
+    accept = page.locator(".jp-Dialog .jp-mod-accept")
+    deadline = time.monotonic() + LONG / 1000
+    calm = 0
+    while calm < 3:  # idle, with no question asked, three times in a row
+        assert time.monotonic() < deadline, "the notebook's kernel never became idle"
+        if accept.count() and accept.first.is_visible():
+            accept.first.click()
+            calm = 0
+        elif idle.count():
+            calm += 1
+        else:
+            calm = 0
+        page.wait_for_timeout(500)
+
+
 def run_each(page: Page, notebook: Path) -> None:
     """Run the open notebook's cells one by one, as a student does with Shift+Enter, each
     after the one before has finished (a check that fails raises, and "Run All" would
@@ -122,10 +143,10 @@ def run_each(page: Page, notebook: Path) -> None:
 
 
 def shown(page: Page, index: int) -> str:
-    """The text of cell `index`'s output in the page (DOM text: a cell scrolled out of
-    view keeps it)."""
-    cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
-    return cell.locator(".jp-OutputArea").text_content() or ""
+    """The text of cell `index`'s outputs in the page, one output after another (DOM text:
+    a cell scrolled out of view keeps it)."""
+    outputs = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-OutputArea-output")
+    return "\n".join(text or "" for text in outputs.all_text_contents())
 
 
 def lines(text: str) -> list[str]:
@@ -144,7 +165,13 @@ def test_checks_in_the_browser_say_what_self_study_says(
     try:
         page.goto(f"{hub.url}/user/{user}/lab/tree/checks-{profile}.ipynb")
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=LONG)
-        run_each(page, answered)
+        kernel_ready(page)
+        try:
+            run_each(page, answered)
+        except Exception:
+            page.screenshot(path=str(tmp_path / "page.png"), full_page=True)
+            print(f"\nthe page when it failed: {tmp_path / 'page.png'}")
+            raise
         checks = check_cells(answered)
         assert checks
         seen = {i: shown(page, i) for i in checks}
