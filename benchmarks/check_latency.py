@@ -190,7 +190,8 @@ def main() -> int:
     later = [c["service"] + c["judges"] for c in cpu[1:]] or [cpu[0]["service"]]
     service = statistics.mean(later) / len(learners)
     print(f"judging alone (this process, no HTTP, no hub): {1000 * alone:.2f} ms CPU per "
-          f"check; the service (rounds 2-{args.rounds}) spends {service / alone:.1f}x that")  # fmt: skip
+          f"check; the service (rounds 2-{args.rounds}) spends "
+          f"{service / alone:.1f}x that")  # fmt: skip
     print(f"goal p95 < {GOAL} s: {'met' if p95(everything) < GOAL else 'NOT met'} "
           f"(load {min(loads):.1f}-{max(loads):.1f})")  # fmt: skip
     return 0
