@@ -201,11 +201,17 @@ class ActionHandler(web.RequestHandler):
         self.finish(answer)
 
 
+HUB_QUESTIONS = 4  # asked at once: a class's first checks reuse a few connections to the
+# hub instead of opening one each
+
+
 def hub_owners(hub_auth: HubAuth) -> TokenOwners:
     """Token owners asked of the hub through `hub_auth` (its own unbounded cache unused)."""
+    asking = asyncio.Semaphore(HUB_QUESTIONS)
 
     async def ask_hub(token: str) -> Model | None:
-        model: Model | None = await hub_auth.user_for_token(token, use_cache=False, sync=False)
+        async with asking:
+            model: Model | None = await hub_auth.user_for_token(token, use_cache=False, sync=False)
         return model
 
     return TokenOwners(ask_hub)
