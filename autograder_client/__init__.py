@@ -25,8 +25,10 @@ from autograder.core.verdict import MISSING, Verdict
 from autograder.learner.kernel import (
     PRACTICE_SOURCE,
     AnswerMismatch,
+    error_text,
     given_line,
     learner_state,
+    not_defined_yet,
     pick_givens,
     show_verdicts,
 )
@@ -173,7 +175,7 @@ class Exercise:
         namespace, _ = learner_state(sys._getframe(1))
         function = namespace.get(name, MISSING)
         if not callable(function):
-            raise AnswerMismatch(f"✗ `{name}` is not a function yet: run the cell that defines it.")
+            raise not_defined_yet(name, function=True)
         drawn = ask("cases", {"exercise": self.name, "function": name, "seed": seed})
         request: dict[str, Any] = {"function": name, **drawn}
         results: list[dict[str, Any]] = []
@@ -181,7 +183,7 @@ class Exercise:
             try:
                 results.append(encode_value(function(*case)))
             except Exception as error:
-                request["raised"] = {"index": index, "error": f"{type(error).__name__}: {error}"}
+                request["raised"] = {"index": index, "error": error_text(error)}
                 break
         self._ask_verdicts("function", {**request, "results": results})
 
@@ -195,9 +197,7 @@ class Exercise:
         namespace, _ = learner_state(sys._getframe(1))
         cls = namespace.get(classes[name], MISSING)
         if not callable(cls):
-            raise AnswerMismatch(
-                f"✗ `{classes[name]}` is not defined yet: run the cell that defines it."
-            )
+            raise not_defined_yet(classes[name], function=False)
         drawn = ask("graphs", {"exercise": self.name, "part": name, "seed": seed})
         built = json.loads(json.dumps(evaluate_all(cls, drawn["graphs"]), default=str))
         self._ask_verdicts("class", {"part": name, **drawn, "results": built})

@@ -9,14 +9,20 @@ the answer-free `autograder` and `autograd_lessons` (`learner_package.install`),
 the course environment's third-party packages reachable through a folder of links (not
 the course's own package, nor its editable-install hooks). `StudentKernel` is an IPython
 kernel of that environment with a learner's token, as a hub server's kernel has.
+`student_account()` makes an ordinary account for the test, and `search_as(account, ...)`
+reads, as that account, every file it can under some folders, looking for answer text
+(`answer_texts()`: what only the answer key holds).
 Used by tests/test_check_service.py and benchmarks/check_latency.py.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -24,10 +30,14 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty
 from typing import Any
+
+import nbformat
 
 REPO = Path(__file__).resolve().parents[1]
 VENV = Path(sys.prefix)
@@ -266,3 +276,109 @@ class StudentKernel:
                 error = f"{content['ename']}: {content['evalue']}"
             elif kind == "status" and content["execution_state"] == "idle":
                 return "".join(printed), error
+
+
+def answer_texts() -> list[str]:
+    """Text only the answer key holds: the solutions' answer blocks (those longer than a
+    lesson's one-line formula), and the specs' strings (mistakes, references, programs)
+    that the released exercises do not show."""
+    released = " ".join(p.read_text() for p in (REPO / "exercises").rglob("*.ipynb"))
+    found: set[str] = set()
+    for nb in (REPO / "solutions").glob("*/*.ipynb"):
+        for cell in nbformat.read(nb, as_version=4).cells:
+            source = cell.source if cell.cell_type == "code" else ""
+            for block in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", source, re.S):
+                if block.strip().count("\n") >= 1 or len(block.strip()) >= 30:
+                    found.add(block.strip())
+    spec_files = [*(REPO / "autograder" / "exercises").glob("*.py")]
+    spec_files += [*(REPO / "autograder" / "answers").glob("*.py")]
+    for path in spec_files:
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            ast.get_docstring(n, clean=False)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.FunctionDef | ast.ClassDef)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value
+                if (
+                    len(text) >= 25
+                    and text not in docstrings
+                    and json.dumps(text, ensure_ascii=False)[1:-1] not in released
+                ):
+                    found.add(text)
+            if isinstance(node, ast.FunctionDef) and len(node.name) >= 12:
+                found.add(f"def {node.name}(")
+    return sorted(found)
+
+
+@contextmanager
+def student_account() -> Iterator[str]:
+    """An ordinary account made for the test (no home, no login shell); removed after."""
+    name = "agstu" + secrets.token_hex(3)
+    subprocess.run(
+        ["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name], check=True
+    )
+    try:
+        yield name
+    finally:
+        subprocess.run(["userdel", name], check=False)
+
+
+# Run by Debian's own Python as the account (the course's Python may sit where it cannot
+# go): argv[1] is a JSON file of the needles, the rest are folders. Walks each without
+# following links, reads every regular file it may (at most MAX_READ bytes of each), and
+# prints {"found": {path: [needles]}, "read": files read, "refused": files it could not}.
+SEARCH = r"""
+import json, os, sys
+MAX_READ = 64 << 20
+needles = [n.encode() for n in json.load(open(sys.argv[1]))]
+found, read, refused = {}, 0, 0
+for root in sys.argv[2:]:
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            if os.path.islink(path) or not os.path.isfile(path):
+                continue
+            try:
+                with open(path, "rb") as f:
+                    data = f.read(MAX_READ)
+            except OSError:
+                refused += 1
+                continue
+            read += 1
+            hits = [n.decode()[:60] for n in needles if n in data]
+            if hits:
+                found[path] = hits
+print(json.dumps({"found": found, "read": read, "refused": refused}))
+"""
+
+
+def search_as(account: str, needles: list[str], roots: list[Path]) -> dict[str, Any]:
+    """What `account` finds of `needles` in the files it can read under `roots`."""
+    with open_folder() as shared:
+        wanted = shared / "needles.json"
+        wanted.write_text(json.dumps(needles))
+        wanted.chmod(0o644)
+        done = subprocess.run(
+            ["runuser", "-u", account, "--", "/usr/bin/python3", "-I", "-c", SEARCH,
+             str(wanted), *map(str, roots)],
+            capture_output=True, text=True, timeout=1800, cwd="/",
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+@contextmanager
+def open_folder() -> Iterator[Path]:
+    """A new folder every account may read (root's, under /var/tmp); removed after."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="checks-", dir="/var/tmp"))
+    folder.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

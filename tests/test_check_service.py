@@ -4,23 +4,25 @@ kernels of a students' environment that holds no answer key.
 A JupyterHub (its configurable-http-proxy, users and tokens made through its REST API)
 runs the check service through the class hook; each learner's kernel runs in a fresh
 venv holding only the answer-free `autograder` and `autograd_lessons` (see check_hub.py).
-Covered here: nothing a student can import or read holds a model answer or spec text;
-checks say what self-study's checks say for the same answers; a forged JUPYTERHUB_USER
-or someone else's drawn cases change nothing; an unreachable, slow or refusing service
-gives "Not checked", never ✓ or ✗; the sandboxed grader (`autograder grade`) and the
-service agree on every test cell of the sample class.
-Not covered here: JupyterLab in a browser under `make class` (the hub test's fixtures
-start servers with the course's environment until the students' environment of the
-class set-up exists).
+Covered here: nothing a student can import or read (searched as an ordinary account)
+holds a model answer or spec text; checks say what self-study's checks say for the same
+answers, and a function that raises or code not defined yet is worded as in self-study;
+a forged JUPYTERHUB_USER or someone else's drawn cases change nothing; an unreachable,
+slow or refusing service, or a judge that died, gives "Not checked", never ✓ or ✗; the
+hub's answer on a token is remembered briefly and boundedly, a no never; the sandboxed
+grader (`autograder grade`) and the service agree on every test cell of the sample class.
+In a browser under `make class`: tests/hub/test_class_checks.py; the token cache alone:
+tests/test_check_tokens.py. One file past 400 lines: these tests share one hub and one
+students' environment, each minutes to start.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -30,7 +32,16 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from check_hub import REPO, CheckHub, StudentKernel, StudentsEnvironment
+from check_hub import (
+    REPO,
+    CheckHub,
+    StudentKernel,
+    StudentsEnvironment,
+    answer_texts,
+    open_folder,
+    search_as,
+    student_account,
+)
 
 from autograder.authoring.sample_class import SAMPLE_CLASS, make_course, submit_sample_class
 
@@ -54,8 +65,10 @@ def hub(tmp_module: Path) -> Iterator[CheckHub]:
 
 
 @pytest.fixture(scope="module")
-def students_env(tmp_module: Path) -> StudentsEnvironment:
-    return StudentsEnvironment.build(tmp_module / "students")
+def students_env() -> Iterator[StudentsEnvironment]:
+    """Built where an ordinary account may read it (pytest's folders are root's alone)."""
+    with open_folder() as folder:
+        yield StudentsEnvironment.build(folder / "students")
 
 
 def kernel(env: StudentsEnvironment, hub: CheckHub, learner: str, **extra: str) -> StudentKernel:
@@ -77,73 +90,24 @@ def code_cells(path: Path) -> list[tuple[str, str]]:
 # --- what a student can import or read ---------------------------------------------------
 
 
-def answer_texts() -> list[str]:
-    """Text only the answer key holds: the solutions' answer blocks (those longer than a
-    lesson's one-line formula), and the specs' strings (mistakes, references, programs)
-    that the released exercises do not show."""
-    released = " ".join(p.read_text() for p in (REPO / "exercises").rglob("*.ipynb"))
-    found: set[str] = set()
-    for nb in (REPO / "solutions").glob("*/*.ipynb"):
-        for _, source in code_cells(nb):
-            for block in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", source, re.S):
-                if block.strip().count("\n") >= 1 or len(block.strip()) >= 30:
-                    found.add(block.strip())
-    spec_files = [*(REPO / "autograder" / "exercises").glob("*.py")]
-    spec_files += [*(REPO / "autograder" / "answers").glob("*.py")]
-    for path in spec_files:
-        tree = ast.parse(path.read_text())
-        docstrings = {
-            ast.get_docstring(n, clean=False)
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Module | ast.FunctionDef | ast.ClassDef)
-        }
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                text = node.value
-                if (
-                    len(text) >= 25
-                    and text not in docstrings
-                    and json.dumps(text, ensure_ascii=False)[1:-1] not in released
-                ):
-                    found.add(text)
-            if isinstance(node, ast.FunctionDef) and len(node.name) >= 12:
-                found.add(f"def {node.name}(")
-    return sorted(found)
-
-
-def readable_files(*roots: Path) -> Iterator[Path]:
-    """Every file under `roots`, not following links out (the third-party links are
-    listed by name, not read: they are the course environment's pinned packages)."""
-    for root in roots:
-        for folder, _dirs, files in os.walk(root):
-            for name in files:
-                yield Path(folder) / name
-
-
-def holders(needles: list[str], *roots: Path) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for path in readable_files(*roots):
-        if path.is_symlink():
-            continue
-        text = path.read_bytes().decode(errors="replace")
-        for needle in needles:
-            if needle in text:
-                found.setdefault(str(path), []).append(needle[:60])
-    return found
-
-
-def test_the_search_finds_the_answer_key_where_it_is() -> None:
-    """The search below can fail: run on the course's own package, it finds answers."""
+def test_a_student_account_finds_no_answer_to_read(students_env: StudentsEnvironment) -> None:
+    """Searched as an ordinary account: the students' environment, the lessons and the
+    released exercises hold no answer; the same search finds the answer key where it is
+    (a copy of the specs and solutions the account may read), so it can fail."""
     needles = answer_texts()
     assert len(needles) > 100
-    found = holders(needles, REPO / "autograder" / "exercises", REPO / "solutions")
-    assert len(found) >= len(ASSIGNMENTS), found
-
-
-def test_students_find_no_answer_to_read(students_env: StudentsEnvironment) -> None:
-    """The students' environment, the lessons and the released exercises hold no answer."""
-    places = [students_env.root, REPO / "course", REPO / "exercises"]
-    assert holders(answer_texts(), *places) == {}
+    with open_folder() as planted, student_account() as student:
+        shutil.copytree(REPO / "autograder" / "exercises", planted / "exercises")
+        shutil.copytree(REPO / "solutions", planted / "solutions")
+        subprocess.run(["chmod", "-R", "go+rX", str(planted)], check=True)
+        places = [students_env.root, REPO / "course", REPO / "exercises", planted]
+        search = search_as(student, needles, places)
+        files = [f for place in places for f in place.rglob("*")
+                 if f.is_file() and not f.is_symlink()]  # fmt: skip
+    in_key = {p for p in search["found"] if p.startswith(str(planted))}
+    assert len(in_key) >= len(ASSIGNMENTS), search["found"]
+    assert {p: n for p, n in search["found"].items() if p not in in_key} == {}
+    assert search["read"] == len(files), search  # it read every file there, as the account
     links = [p.name for p in (students_env.root / "third_party").iterdir()]
     assert not [n for n in links if "autograd" in n or "backward" in n or "editable" in n]
     shipped = {p.relative_to(students_env.site_packages).as_posix()
@@ -230,6 +194,36 @@ def test_checks_say_what_self_study_says(
         given = next(g for g, s in code_cells(path) if "exercise.given(" in s)
         assert f"Numbers of {learner} (your hub login)" in served[given][0]
         assert served[given][0].split(":", 1)[1] == local[given][0].split(":", 1)[1]
+
+
+def test_raising_and_missing_code_is_worded_as_in_self_study(
+    students_env: StudentsEnvironment, hub: CheckHub, tmp_path: Path
+) -> None:
+    """A function that raises, a function and a class not defined yet: the same lines."""
+    cells = [
+        "from autograder import Exercise\nexercise = Exercise('05_three_mechanics')",
+        "def train(*args):\n    raise ValueError('no training today')",
+        "exercise.check_function('train', seed=1)",
+        "exercise.check_function('grad_of_intermediate')",
+        "exercise = Exercise('09_autograd_by_hand')",
+        "exercise.check_class('value_add')",
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell(c, metadata={"nbgrader": {"grade_id": f"c{i}"}})
+        for i, c in enumerate(cells)
+    ])  # fmt: skip
+    path = tmp_path / "code.ipynb"
+    nbformat.write(notebook, path)
+    with kernel(students_env, hub, "ada") as k:
+        served = list(run_notebook(k, path).values())
+    local = list(self_study("ada", path, tmp_path / "self").values())
+    errors = [e for _, e in served]
+    assert errors[2] is not None and "raised ValueError: no training today" in errors[2]
+    assert errors[3] == "AnswerMismatch: ✗ `grad_of_intermediate` is not a function yet: " \
+        "run the cell that defines it."  # fmt: skip
+    assert errors[5] == "AnswerMismatch: ✗ `Value` is not defined yet: run the cell that " \
+        "defines it."  # fmt: skip
+    assert [e for _, e in local] == errors
 
 
 # --- whose numbers -----------------------------------------------------------------------
@@ -392,8 +386,8 @@ def test_grader_and_service_agree_on_the_sample_class(
 def test_the_class_hub_config_adds_the_service(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`make class --checks-port` adds the service, its access for every server token and
-    its address for kernels to the class hub's own config; without it, nothing."""
+    """`make class` adds the service (on the port serve.py chose), its access for every
+    server token and its address for kernels to the class hub's own config."""
     from traitlets.config.loader import PyFileConfigLoader
 
     from autograder.classroom.checks.hub import ACCESS
@@ -407,9 +401,6 @@ def test_the_class_hub_config_adds_the_service(
     }  # fmt: skip
     for name, value in settings.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.delenv("CLASS_CHECKS_PORT", raising=False)
-    plain = PyFileConfigLoader("jupyterhub_config.py", path=str(hub_dir)).load_config()
-    assert "services" not in plain.JupyterHub
     monkeypatch.setenv("CLASS_CHECKS_PORT", "8123")
     config = PyFileConfigLoader("jupyterhub_config.py", path=str(hub_dir)).load_config()
     [service] = config.JupyterHub.services.get_value([])  # appended to JupyterHub's default
@@ -441,3 +432,47 @@ def test_practice_numbers_are_the_services(hub: CheckHub) -> None:
             hub.ask("check", {**body, "practice": practice}, hub.tokens[who])
         assert refused.value.code == 400
         assert "not drawn by the check service for you" in json.loads(refused.value.read())["error"]
+
+
+# --- whose token, and judges that die ---------------------------------------------------
+
+
+def test_a_token_the_hub_does_not_know_is_refused(hub: CheckHub) -> None:
+    for _ in range(2):  # the refusal is not remembered as anything else
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            hub.ask("exercise", {"exercise": NEURON}, "not-a-token", url=hub.direct_checks_url)
+        assert refused.value.code == 403
+        assert "does not know this token" in json.loads(refused.value.read())["error"]
+
+
+def test_a_judge_that_dies_is_replaced(hub: CheckHub) -> None:
+    """Every judge killed: their checks get "no judge" (503), never a verdict, and the
+    service answers again once they are replaced."""
+    [service] = [p for p in child_processes(hub.process.pid) if b"checks.service" in p[1]]
+    judges = [pid for pid, _ in child_processes(service[0])]
+    assert judges
+    for pid in judges:
+        os.kill(pid, signal.SIGKILL)
+    statuses = []
+    body = {"exercise": NEURON, "names": ["h"], "cells": ["h = 1.0"]}
+    for _ in range(len(judges) + 1):
+        try:
+            hub.ask("check", body, hub.tokens["mallory"], url=hub.direct_checks_url)
+            statuses.append(200)
+        except urllib.error.HTTPError as error:
+            statuses.append(error.code)
+    assert set(statuses[:-1]) <= {200, 503} and statuses[-1] == 200, statuses
+    assert not set(judges) & {pid for pid, _ in child_processes(service[0])}
+
+
+def child_processes(parent: int) -> list[tuple[int, bytes]]:
+    """(pid, command line) of the processes whose parent is `parent` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if entry.name.isdigit() and int(stat[1]) == parent:
+                found.append((int(entry.name), (entry / "cmdline").read_bytes()))
+        except (OSError, IndexError):
+            continue
+    return found

@@ -31,8 +31,10 @@ from autograder.learner.identity import grading, learner_identity, learner_site
 from autograder.learner.kernel import (
     PRACTICE_SOURCE,
     AnswerMismatch,
+    error_text,
     given_line,
     learner_state,
+    not_defined_yet,
     pick_givens,
     show_verdicts,
 )
@@ -122,15 +124,14 @@ class Exercise:
         namespace, _ = learner_state(sys._getframe(1))
         function = namespace.get(name, MISSING)
         if not callable(function):
-            raise AnswerMismatch(f"✗ `{name}` is not a function yet: run the cell that defines it.")
+            raise not_defined_yet(name, function=True)
         cases = task.make_cases(random.Random(seed))
         results: list[object] = []
         for case in cases:
             try:
                 results.append(function(*case))
             except Exception as error:
-                raised = f"{type(error).__name__}: {error}"
-                raise AnswerMismatch(raised_message(task, case, raised)) from None
+                raise AnswerMismatch(raised_message(task, case, error_text(error))) from None
         context = JudgeContext(self.name, self.givens, calls={name: (cases, results)})
         self._raise_or_print([judge(self.name, name, context)])
 
@@ -146,9 +147,7 @@ class Exercise:
         namespace, _ = learner_state(sys._getframe(1))
         cls = namespace.get(task.cls, MISSING)
         if not callable(cls):
-            raise AnswerMismatch(
-                f"✗ `{task.cls}` is not defined yet: run the cell that defines it."
-            )
+            raise not_defined_yet(task.cls, function=False)
         graphs = task.draw(random.Random(seed))
         # the grader runs only the notebook's cells: a class imported from a module is
         # not there, so it is judged as no class at all (the grader's verdict, word for word)

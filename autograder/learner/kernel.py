@@ -3,7 +3,8 @@
 The self-study `Exercise` (`learner.check`, judging in the kernel) and the class one
 (`autograder_client`, asking the course's check service) share these: reading the
 learner's namespace and cells, saying whose numbers are in use, and showing verdicts
-(✓ lines printed, ✗ lines raised as `AnswerMismatch`). Shipped in the students'
+(✓ lines printed, ✗ lines raised as `AnswerMismatch`), and what a check says before
+anything is judged (a function or class not defined yet, an error's name). Shipped in the students'
 environment (`classroom.checks.learner_package`), so it imports only `core.verdict`.
 """
 
@@ -26,6 +27,17 @@ class AnswerMismatch(AssertionError):
     def _render_traceback_(self) -> list[str]:
         """What IPython shows instead of a traceback: just the message."""
         return f"AnswerMismatch: {self}".split("\n")
+
+
+def not_defined_yet(name: str, function: bool) -> AnswerMismatch:
+    """What a check of a function (or class) the learner has not defined yet says."""
+    what = "is not a function yet" if function else "is not defined yet"
+    return AnswerMismatch(f"✗ `{name}` {what}: run the cell that defines it.")
+
+
+def error_text(error: BaseException) -> str:
+    """How an error the learner's code raised is named in a verdict ("ValueError: ...")."""
+    return f"{type(error).__name__}: {error}"
 
 
 def given_line(learner: str, source: str, values: Mapping[str, float]) -> str:

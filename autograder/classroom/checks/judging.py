@@ -17,6 +17,7 @@ Requests (JSON objects) and answers, by action:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -26,6 +27,7 @@ from typing import Any
 
 from autograder.answers.functions import raised_message
 from autograder.core.givens import PUBLIC, Site
+from autograder.core.quantities import Quantity
 from autograder.core.spec import CODE_KINDS
 from autograder.core.verdict import Verdict
 from autograder.exercises import (
@@ -43,6 +45,24 @@ from autograder.learner.wire import decode_value
 SOURCE = "your hub login"
 MAX_CELLS = 2000
 MAX_CELL_TEXT = 200_000
+
+
+@functools.lru_cache(maxsize=4096)
+def _quantities(exercise: str, givens: tuple[tuple[str, float], ...]) -> dict[str, Quantity]:
+    return reference_quantities(exercise, dict(givens))
+
+
+@functools.cache
+def _hand_parts(exercise: str) -> tuple[str, ...]:
+    return tuple(p.name for p in exercise_spec(exercise).parts if p.kind not in CODE_KINDS)
+
+
+class _Context(JudgeContext):
+    """A judge's context whose reference quantities are built once per learner's givens
+    (every check of an exercise by that learner uses the same)."""
+
+    def quantities(self) -> dict[str, Quantity]:
+        return dict(_quantities(self.exercise, tuple(self.givens.items())))
 
 
 class BadRequest(ValueError):
@@ -116,8 +136,8 @@ class Judging:
             "source": SOURCE,
             "givens": givens,
             "given_names": list(spec.given_names),
-            "hand_parts": [p.name for p in spec.parts if p.kind not in CODE_KINDS],
-            "reads": sorted(reference_quantities(exercise, givens)),
+            "hand_parts": list(_hand_parts(exercise)),
+            "reads": sorted(_quantities(exercise, tuple(givens.items()))),
             "functions": list(function_tasks(exercise)),
             "classes": {name: task.cls for name, task in class_tasks(exercise).items()},
         }
@@ -130,8 +150,8 @@ class Judging:
     def check(self, user: str, request: Mapping[str, Any]) -> dict[str, Any]:
         exercise = self._exercise(request)
         givens = self._givens(user, exercise, request)
-        hand_parts = [p.name for p in exercise_spec(exercise).parts if p.kind not in CODE_KINDS]
-        names = request.get("names") or hand_parts
+        hand_parts = _hand_parts(exercise)
+        names = request.get("names") or list(hand_parts)
         if not isinstance(names, list) or not all(n in hand_parts for n in names):
             raise BadRequest(f"{exercise} grades no {names!r}; valid: {', '.join(hand_parts)}")
         cells = request.get("cells")
@@ -148,7 +168,7 @@ class Judging:
         if request.get("kernel") is True and not runtime:
             runtime["__kernel__"] = None  # a kernel's namespace is never empty
         hand = read_hand_answers(cells, givens) if cells is not None else None
-        context = JudgeContext(exercise, givens, hand, runtime=runtime)
+        context = _Context(exercise, givens, hand, runtime=runtime)
         return _verdicts([judge(exercise, n, context) for n in names])
 
     def _drawn(self, request: Mapping[str, Any]) -> random.Random:
@@ -183,7 +203,7 @@ class Judging:
         if not isinstance(results, list) or len(results) != len(cases):
             raise BadRequest(f"results must hold one encoded value per case ({len(cases)})")
         decoded = [decode_value(r) for r in results]
-        context = JudgeContext(
+        context = _Context(
             exercise, learner_givens(exercise, user, self.site), calls={name: (cases, decoded)}
         )
         return _verdicts([judge(exercise, name, context)])
@@ -204,7 +224,7 @@ class Judging:
         results = request.get("results")
         if not isinstance(results, list):
             raise BadRequest("results must be the list the class gave on the graphs")
-        context = JudgeContext(
+        context = _Context(
             exercise, learner_givens(exercise, user, self.site), builds={part: (graphs, results)}
         )
         return _verdicts([judge(exercise, part, context)])

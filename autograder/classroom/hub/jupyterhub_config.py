@@ -1,8 +1,9 @@
 """JupyterHub for a class on one machine; started by `make class` (`serve.py` beside it).
 
 Local system users log in with their password (PAM). Students' servers run the students'
-environment (student_env.py: outside the course folder, with their Jupyter config in it),
-with the Assignments tab; the instructor's server runs the course's own `.venv` and opens
+environment (student_env.py: outside the course folder, with their Jupyter config in it,
+answer-free: checks are asked of the check service this config adds), with the
+Assignments tab; the instructor's server runs the course's own `.venv` and opens
 on the course directory, with formgrader. serve.py passes the settings in CLASS_*
 environment variables and writes the instructor's Jupyter config folder.
 """
@@ -69,11 +70,10 @@ def per_role(spawner):  # type: ignore[no-untyped-def]
 c.Spawner.pre_spawn_hook = per_role
 
 
-# --- The check service (issue 20): learners' checks judged here, where the answer key is.
-# Kept in this one block; everything else is in autograder/classroom/checks/.
-if os.environ.get("CLASS_CHECKS_PORT"):
-    from autograder.classroom.checks.hub import add_check_service
+# --- The check service: students' checks judged here, where the answer key is (their
+# environment holds none). Everything else about it is in autograder/classroom/checks/.
+from autograder.classroom.checks.hub import add_check_service  # noqa: E402
 
-    add_check_service(
-        c, str(VENV_BIN / "python"), int(os.environ["CLASS_CHECKS_PORT"]), INSTRUCTOR, COURSE_DIR
-    )
+add_check_service(
+    c, str(VENV_BIN / "python"), int(os.environ["CLASS_CHECKS_PORT"]), INSTRUCTOR, COURSE_DIR
+)

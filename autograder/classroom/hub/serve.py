@@ -6,7 +6,9 @@ autograder/classroom/hub/jupyterhub_config.py:
   repository), which is made theirs alone (0700); their server opens there, with formgrader,
   on the course's own `.venv`;
 - students run the students' environment (student_env.py; default /opt/<course id>-env),
-  apart from the course folder, and each home is made private (privacy.py);
+  apart from the course folder, which holds no answer: their checks go to the course's
+  check service (classroom/checks, run by the hub as the instructor), and each home is
+  made private (privacy.py);
 - nbgrader's exchange is the course config's `c.Exchange.root` (set it in the untracked
   site_config.py; default /srv/nbgrader/exchange), laid out with nbgrader's modes and
   sticky bits (privacy.py);
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import pwd
+import socket
 import sys
 from pathlib import Path
 
@@ -42,6 +45,13 @@ VENV_BIN = Path(sys.executable).parent
 DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
 STATE_ROOT = Path("/var/lib/autograder-class")
 LOGIN_UIDS = range(1000, 60000)  # Debian's UID_MIN..UID_MAX: people, not services
+
+
+def free_port() -> int:
+    """A loopback port free now (the check service's, unless --checks-port names one)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def course_settings(course_dir: Path) -> tuple[str, str]:
@@ -156,7 +166,7 @@ def prepare(args: argparse.Namespace) -> dict[str, str]:
         "CLASS_HUB_PORT": str(args.hub_port),
         "CLASS_PROXY_API_PORT": str(args.proxy_api_port),
         "CLASS_USERS": " ".join(args.users or []),
-        "CLASS_CHECKS_PORT": str(args.checks_port or ""),  # the check service (issue 20)
+        "CLASS_CHECKS_PORT": str(args.checks_port or free_port()),  # the check service
     }
 
 
@@ -180,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", nargs="*", help="only these may log in (default: any local)")
     parser.add_argument(
         "--checks-port", type=int, default=0,
-        help="run the check service on this loopback port (classroom/checks; default: off)",
+        help="loopback port of the check service (classroom/checks; default: a free one)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     try:

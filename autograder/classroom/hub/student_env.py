@@ -2,10 +2,11 @@
 
 Students' servers, kernels and terminals run this venv (default /opt/<course id>-env),
 never the course's `.venv`: the course folder (solutions, gradebook, submissions, grader
-state) stays closed to them. It holds the pinned stack (constraints.txt) and a copy of
-this project's packages (the lessons' `autograd_lessons`, and `autograder` for the
-exercises' live checks: its specs are readable there until a check service replaces it),
-built from a scratch copy of the sources so nothing is written into the course folder.
+state) stays closed to them. It holds the pinned stack (constraints.txt, installed with
+the project from a scratch copy of the sources so nothing is written into the course
+folder, then the project removed) and the students' answer-free packages
+(`classroom.checks.learner_package`: `autograd_lessons` and an `autograder` whose checks
+ask the course's check service), so no answer, chain or known mistake is in it.
 Its `etc/jupyter` holds the students' Jupyter and nbgrader config (course id, exchange,
 no formgrader, hand-ins closed to other students by private_submit.py, installed as the
 top-level module `class_private_submit`), which Jupyter reads for every program run from
@@ -21,10 +22,13 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from autograder.classroom.checks.learner_package import install as install_learner_package
+
 REPO = Path(__file__).resolve().parents[3]
 STACK_STAMP = ".course-stack"  # hash of the pins the stack was installed from
 STUDENT_HIDDEN_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment"]
 SUBMIT_MODULE = "class_private_submit"
+PROJECT = "backward-course"  # pyproject.toml's name
 SOURCES = ["pyproject.toml", "README.md", "autograder", "autograd_lessons", "autograder_shim"]
 
 
@@ -92,8 +96,12 @@ def ensure_student_env(env: Path, python: Path, course_id: str, exchange: str) -
             print(f"installing the pinned stack into {env} ...", flush=True)
             pip(env, "-c", str(REPO / "constraints.txt"), str(sources))
             stamp.write_text(stack_hash())
-        else:  # the stack is current: refresh only the course's own packages
-            pip(env, "--no-deps", "--force-reinstall", str(sources))
+    # the project itself (its answer key, its `autograder` command) leaves the students'
+    # environment: only its answer-free packages are theirs
+    subprocess.run(
+        [str(env / "bin" / "python"), "-m", "pip", "uninstall", "--yes", "--quiet", PROJECT],
+        check=True, cwd="/", capture_output=True,
+    )  # fmt: skip
     purelib = subprocess.run(
         [
             str(env / "bin" / "python"),
@@ -104,6 +112,7 @@ def ensure_student_env(env: Path, python: Path, course_id: str, exchange: str) -
         text=True,
         check=True,
     ).stdout.strip()
+    install_learner_package(Path(purelib))
     shutil.copy(
         Path(__file__).with_name("private_submit.py"), Path(purelib) / f"{SUBMIT_MODULE}.py"
     )
