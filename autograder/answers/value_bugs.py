@@ -126,6 +126,7 @@ class Variant:
     style: Style = Style()
     walk: str = "topo"  # "bfs", "preorder" (each node once), "repeats" (no visited set)
     overwrite_in: frozenset[str] = frozenset()  # the primitive kinds that write = for +=
+    overwrite_sides: frozenset[int] = frozenset({0, 1})  # self (0), other (1), or both
     seed: float = 1.0
 
 
@@ -247,9 +248,10 @@ def simulate(graph: Graph, variant: Variant) -> list[float]:
     grads[root] = variant.seed
     for node in _walk(nodes, root, variant.walk):
         kind, args, _ = nodes[node]
-        overwrite = kind in variant.overwrite_in
-        for child, slope in zip(args, _slopes(nodes[node], values, variant.bug), strict=True):
+        slopes = _slopes(nodes[node], values, variant.bug)
+        for side, (child, slope) in enumerate(zip(args, slopes, strict=True)):
             share = slope * grads[node]
+            overwrite = kind in variant.overwrite_in and side in variant.overwrite_sides
             grads[child] = share if overwrite else grads[child] + share
     return grads[: len(graph["leaves"])]
 
@@ -257,15 +259,19 @@ def simulate(graph: Graph, variant: Variant) -> list[float]:
 # --- which bug explains the learner's numbers ----------------------------------------
 
 KINDS = ("add", "mul", "sub", "neg", "pow", "relu")
+OVERWRITTEN_SIDES = (frozenset({0, 1}), frozenset({0}), frozenset({1}))
 
 
 def _variants(key: str) -> Iterator[tuple[Variant, str]]:
     """Every way to write ``key``'s bug, with the operation to blame when that one fits."""
     if key == "overwrite":
-        for style in STYLES:
-            yield Variant(key, style, overwrite_in=frozenset(KINDS)), "every _backward"
+        # learners often overwrite on one side only (self.grad = ...; other.grad += ...)
+        for style, sides in itertools.product(STYLES, OVERWRITTEN_SIDES):
+            every = Variant(key, style, overwrite_in=frozenset(KINDS), overwrite_sides=sides)
+            yield every, "every _backward"
             for kind in KINDS:
-                yield Variant(key, style, overwrite_in=frozenset({kind})), FAMILY_NAMES[kind]
+                one = Variant(key, style, overwrite_in=frozenset({kind}), overwrite_sides=sides)
+                yield one, FAMILY_NAMES[kind]
     elif key in ("order", "no_visited", "no_seed"):
         walks = {"order": ("bfs", "preorder"), "no_visited": ("repeats",), "no_seed": ("topo",)}
         for style in STYLES:
