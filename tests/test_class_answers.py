@@ -124,10 +124,10 @@ def test_an_overwrite_on_one_side_is_named_on_every_draw(line: str) -> None:
     exercise = Exercise(CAPSTONE)
     overwriting = _solution_class().replace(line, line.replace("+=", "="))
     assert overwriting != _solution_class()
-    broken = _notebook_class(overwriting)
+    namespace = {**_notebook_class(overwriting), "exercise": exercise}
     for seed in range(25):  # draws 2, 14 and 23 went unnamed before
         with pytest.raises(AnswerMismatch, match="overwritten"):
-            exec(f"exercise.check_class('value_add', seed={seed})", {**broken, "exercise": exercise})
+            exec(f"exercise.check_class('value_add', seed={seed})", namespace)
 
 
 @pytest.mark.parametrize("how", ["imported", "subclass of an imported one"])
