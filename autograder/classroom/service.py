@@ -6,10 +6,14 @@ The sandboxed workers start once (bubblewrap, Python, `import torch`) and stay w
 `nbgrader collect --update`'s rules, refusing unsafe folders), then grades what is new or
 changed under submitted/ with the same `Grader` as `autograder grade` (same sandbox, same
 gradebook records). A submission is tried once per version: one that fails is not retried
-until it changes. With `--release-feedback`, each graded submission's feedback is
-generated and released with nbgrader's own commands, one at a time in the background by a
-warm process (`autograder.classroom.release_feedback`), and checked to be in the exchange where
-`nbgrader fetch_feedback` looks.
+until it changes. What arrived together is graded together: one grading run over every
+pending submission, sharing the gradebook's engine and nbgrader's caches (a folder seen
+new is collected on a second look just before grading, not one whole run later). With
+`--release-feedback`, each graded submission's feedback is generated and released with
+nbgrader's own commands, one at a time in the background by a warm process
+(`autograder.classroom.release_feedback`) at a lower CPU priority, so in a rush grading
+goes first, and checked to be in the exchange where `nbgrader fetch_feedback` looks.
+`python benchmarks/deadline_rush.py` measures a rush (and `--profile N` where time goes).
 """
 
 from __future__ import annotations
@@ -121,6 +125,20 @@ class FeedbackReleaser:
             self.process.wait()
 
 
+def collect(collector: ExchangeCollector) -> None:
+    """Collect what is new in the exchange; print what the instructor should know."""
+    try:
+        lines = collector.look()
+    except Exception as error:  # e.g. the gradebook unreachable: said once
+        lines = collector.once(f"FAILED exchange: {type(error).__name__}: {error}")
+    for line in lines:
+        say(line)
+
+
+def import_sympy() -> None:
+    import sympy  # noqa: F401
+
+
 def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
     """Grade new submissions until interrupted (SIGINT or SIGTERM); the exit status."""
     from autograder.grading.preparation import import_torch
@@ -131,8 +149,9 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
     for worker in workers:
         worker.start_soon()
     # What the first grading needs (nbgrader's converter, PyTorch for references not yet
-    # stored) is loaded while the service waits, not when the first learner hands in.
-    for load in (import_recorder, import_torch):
+    # stored, SymPy to read formulas) is loaded while the service waits, not when the
+    # first learner hands in.
+    for load in (import_recorder, import_torch, import_sympy):
         threading.Thread(target=load, name=load.__name__, daemon=True).start()
 
     def interrupt(signum: int, frame: Any) -> None:
@@ -162,12 +181,10 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
     try:
         while True:
             if not args.no_collect:
-                try:
-                    lines = collector.look()
-                except Exception as error:  # e.g. the gradebook unreachable: said once
-                    lines = collector.once(f"FAILED exchange: {type(error).__name__}: {error}")
-                for line in lines:
-                    say(line)
+                collect(collector)
+                if collector.seen_new:  # collected on the next look, before grading
+                    time.sleep(args.interval)
+                    collect(collector)
             for outcome in grader.run():
                 if outcome.status == "skipped":
                     continue
