@@ -4,8 +4,9 @@ The sandboxed workers start once (bubblewrap, Python, `import torch`) and stay w
 `--interval` seconds the service collects what students handed in with `nbgrader submit`
 (or the Assignments tab) from the course's exchange into submitted/ (`autograder.classroom.collect`:
 `nbgrader collect --update`'s rules, refusing unsafe folders), then grades what is new or
-changed under submitted/ with the same `Grader` as `autograder grade` (same sandbox, same
-gradebook records). A submission is tried once per version: one that fails is not retried
+changed under submitted/ (what it just collected at each look, all of submitted/ every
+FULL_LOOK seconds, so a look costs what is new) with the same `Grader` as `autograder
+grade` (same sandbox, same gradebook records). A submission is tried once per version: one that fails is not retried
 until it changes. What arrived together is graded together: one grading run over every
 pending submission, sharing the gradebook's engine and nbgrader's caches (a folder seen
 new is collected on a second look just before grading, not one whole run later). With
@@ -34,6 +35,7 @@ from autograder.core.terminal import shown
 from autograder.sandbox.workers import Sandbox, Worker, load_config, worker_log_dir
 
 _OUTPUT = threading.Lock()
+FULL_LOOK = 5.0  # seconds between looks at all of submitted/ (each look: what was collected)
 
 
 def say(line: str) -> None:
@@ -178,6 +180,7 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
     source = "submitted/" if args.no_collect else f"{collector.inbound} and submitted/"
     say(f"serving {course}: grading new submissions from {source} (Ctrl-C stops)")
     failed: dict[str, str] = {}  # submission -> the reason last printed
+    full_look = -FULL_LOOK
     try:
         while True:
             if not args.no_collect:
@@ -185,7 +188,12 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
                 if collector.seen_new:  # collected on the next look, before grading
                     time.sleep(args.interval)
                     collect(collector)
-            for outcome in grader.run():
+            # What was just collected is looked at each time; all of submitted/ (what
+            # `nbgrader collect` or an instructor put there) every FULL_LOOK seconds.
+            only: set[str] | None = set(collector.submitted_at)
+            if args.no_collect or time.monotonic() - full_look >= FULL_LOOK:
+                only, full_look = None, time.monotonic()
+            for outcome in grader.run(only=only):
                 if outcome.status == "skipped":
                     continue
                 sub = outcome.submission
