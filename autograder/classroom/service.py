@@ -6,8 +6,8 @@ The sandboxed workers start once (bubblewrap, Python, `import torch`) and stay w
 `nbgrader collect --update`'s rules, refusing unsafe folders), then grades what is new or
 changed under submitted/ (what it just collected at each look, all of submitted/ every
 FULL_LOOK seconds, so a look costs what is new) with the same `Grader` as `autograder
-grade` (same sandbox, same gradebook records). A submission is tried once per version: one that fails is not retried
-until it changes. What arrived together is graded together: one grading run over every
+grade` (same sandbox, same gradebook records). A submission is tried once per version:
+one that fails is not retried until it changes. What arrived together is graded together: one grading run over every
 pending submission, sharing the gradebook's engine and nbgrader's caches (a folder seen
 new is collected on a second look just before grading, not one whole run later). With
 `--release-feedback`, each graded submission's feedback is generated and released with
