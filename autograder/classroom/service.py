@@ -2,19 +2,20 @@
 
 The sandboxed workers start once (bubblewrap, Python, `import torch`) and stay warm. Every
 `--interval` seconds the service collects what students handed in with `nbgrader submit`
-(or the Assignments tab) from the course's exchange into submitted/ (`autograder.classroom.collect`:
-`nbgrader collect --update`'s rules, refusing unsafe folders), then grades what is new or
-changed under submitted/ (what it just collected at each look, all of submitted/ every
-FULL_LOOK seconds, so a look costs what is new) with the same `Grader` as `autograder
-grade` (same sandbox, same gradebook records). A submission is tried once per version:
-one that fails is not retried until it changes. What arrived together is graded together: one grading run over every
-pending submission, sharing the gradebook's engine and nbgrader's caches (a folder seen
-new is collected on a second look just before grading, not one whole run later). With
-`--release-feedback`, each graded submission's feedback is generated and released with
-nbgrader's own commands, one at a time in the background by a warm process
-(`autograder.classroom.release_feedback`) at a lower CPU priority, so in a rush grading
-goes first, and checked to be in the exchange where `nbgrader fetch_feedback` looks.
-`python benchmarks/deadline_rush.py` measures a rush (and `--profile N` where time goes).
+(or the Assignments tab) from the course's exchange into submitted/
+(`autograder.classroom.collect`: `nbgrader collect --update`'s rules, refusing unsafe
+folders), then grades what is new or changed under submitted/ with the same `Grader` as
+`autograder grade` (same sandbox, same gradebook records): at each look what it just
+collected, and all of submitted/ every FULL_LOOK seconds, so a look costs what is new. A
+submission is tried once per version: one that fails is not retried until it changes.
+What arrived together is graded together: one grading run over every pending submission,
+sharing the gradebook's engine and nbgrader's caches (a folder seen new is collected on a
+second look just before grading, not one whole run later). With `--release-feedback`,
+each graded submission's feedback is generated and released with nbgrader's own commands,
+one at a time in the background by a warm process (`autograder.classroom.release_feedback`)
+at a lower CPU priority, so in a rush grading goes first, and checked to be in the
+exchange where `nbgrader fetch_feedback` looks. `python benchmarks/deadline_rush.py`
+measures a rush (and `--profile N` where the time goes).
 """
 
 from __future__ import annotations
