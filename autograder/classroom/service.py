@@ -105,9 +105,11 @@ class FeedbackReleaser:
                 answer = {"ok": False, "reason": f"{type(error).__name__}: {error}"}
             if answer["ok"]:
                 after = time.time() - since
+                waiting = self.jobs.qsize()
                 say(
                     f"feedback {key}: released {answer['pages']} page(s) "
                     f"{after:.2f} s after submission"
+                    + (f" ({waiting} more waiting)" if waiting else "")
                 )
             else:
                 say(f"FAILED feedback {key}: {answer['reason']}")
