@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-NICENESS = 10  # added to the service's nice value (lower priority)
+NICENESS = 5  # added to the service's nice value: lower priority, never starved
 
 
 class FeedbackError(Exception):
