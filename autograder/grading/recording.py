@@ -187,7 +187,7 @@ def recording_caches() -> Iterator[None]:
     finally:
         nbgrader.api.create_engine = create_engine
         nbgrader.api.inspect = inspect
-        del metadata.create_all
+        vars(metadata).pop("create_all", None)
         metadata_format.jsonschema = jsonschema
         _instructor_cells = None
         _engines = None
