@@ -282,11 +282,13 @@ def main() -> int:
                     failed[found[2]] = line
 
         start = time.perf_counter()
+        load_at_start = os.getloadavg()[0]
         try:
             for i, student in enumerate(students):
                 drain(start + i * args.within / len(students))
                 handed[student] = hand_in(inbound, student, notebooks[student])
             spread = time.perf_counter() - start
+            load_after_spread = os.getloadavg()[0]
             deadline = time.perf_counter() + args.wait
             while len(released) + len(failed) < len(students) and time.perf_counter() < deadline:
                 drain(min(deadline, time.perf_counter() + 1.0))
@@ -297,7 +299,11 @@ def main() -> int:
     to_released = [released[s] - handed[s] for s in students if s in released]
     wrong = [s for s in students if s in graded and graded[s][1] != expected[s]]
     lost = [s for s in students if s not in graded] + wrong
-    print(f"{len(students)} hand-ins placed in {spread:.1f} s through the exchange")
+    print(
+        f"{len(students)} hand-ins placed in {spread:.1f} s through the exchange (1-minute "
+        f"load average: {load_at_start:.1f} at the start, {load_after_spread:.1f} after the "
+        f"last hand-in, {os.getloadavg()[0]:.1f} at the end)"
+    )
     print(f"hand-in to graded:           {percentiles(to_graded)}  (goal: p95 under {GOAL:g} s)")
     print(f"hand-in to feedback released: {percentiles(to_released)}")
     print(
