@@ -53,7 +53,10 @@ Every --interval seconds it collects new submissions from the course's nbgrader 
 collected), refusing with the reason any inbound folder that holds links, special files,
 unsafe names or too much, or that is not owned by the student it names (unless
 c.ExchangeCollect.check_owner = False); then it grades every new or changed submission
-under submitted/ within seconds, into the gradebook, as `autograder grade` does.
+under submitted/ (what it collected at once, anything else put there within seconds),
+into the gradebook, as `autograder grade` does: what arrived together in one run, one
+line per submission graded or refused. With --release-feedback, feedback is released in
+the background at a lower CPU priority: in a rush of hand-ins grading goes first.
 """
 
 SECRET_DESCRIPTION = """\
@@ -120,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--release-feedback",
         action="store_true",
-        help="after grading, generate and release the learner's feedback (nbgrader's)",
+        help="after grading, generate and release each learner's feedback (nbgrader's)",
     )
     serve.add_argument(
         "--no-collect",

@@ -12,7 +12,14 @@ file written) to the service's `graded` line and to its `feedback ... released` 
 how many hand-ins were lost (never graded, or graded with an unexpected score).
 Goal: p95 from hand-in to graded under 10 s. Exit 0 when met with none lost.
 
+`--profile N` first measures, on N hand-ins and one stage at a time in this process, where
+each hand-in's time goes: collection from the exchange, preparation (read and sanitise),
+the sandboxed run, nbgrader's recording (Autograde converter, gradebook), feedback
+generation (nbconvert HTML) and release; it prints seconds per hand-in for each stage and
+the rate the machine's cores could sustain.
+
     python benchmarks/deadline_rush.py --hand-ins 200 --within 60
+    python benchmarks/deadline_rush.py --profile 20 --hand-ins 0
 """
 
 from __future__ import annotations
@@ -108,12 +115,120 @@ def add_students(course: Path, students: list[str]) -> None:
             gb.update_or_create_student(student)
 
 
+def place_hand_ins(inbound: Path, notebooks: dict[str, Path]) -> None:
+    for student, notebook in notebooks.items():
+        hand_in(inbound, student, notebook)
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds used so far by process `pid` and every process under it."""
+    import psutil
+
+    root = psutil.Process(pid)
+    total = 0.0
+    for process in [root, *root.children(recursive=True)]:
+        try:
+            times = process.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
+def profile(count: int, root: Path) -> None:
+    """Seconds per hand-in in each stage of the service, measured one stage at a time
+    (CPU seconds where the machine's load would blur wall-clock ones)."""
+    import cProfile
+    import pstats
+
+    from autograder.classroom.collect import ExchangeCollector
+    from autograder.classroom.release_feedback import Releaser
+    from autograder.grading.runner import Grader
+    from autograder.sandbox.workers import Sandbox, Worker, load_config, worker_log_dir
+
+    students = [f"p{i:03d}" for i in range(count + 1)]  # the first warms up, uncounted
+    course, exchange = released_through_exchange(root, ASSIGNMENT)
+    add_students(course, students)
+    notebooks = answered_notebooks(students, root)
+    os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ['PATH']}"
+    place_hand_ins(exchange / COURSE_ID / "inbound", notebooks)
+    figures: list[tuple[str, float]] = []
+    collector = ExchangeCollector(load_config(course), lambda: {ASSIGNMENT})
+    collector.look()  # new folders are first seen, then collected on the next look
+    started = time.thread_time()
+    collector.look()
+    collecting = (time.thread_time() - started) * count / (count + 1)
+    figures.append(("collect from the exchange", collecting))
+    worker = Worker(Sandbox(config=load_config(course)), worker_log_dir(course))
+    worker.start()  # warm, as in the service before a deadline
+    assert worker.process is not None
+    releaser = Releaser(course)
+    warm = Grader(course, students=students[:1], jobs=1, workers=[worker], persistent=True)
+    for outcome in warm.run():
+        releaser.api.generate_feedback(ASSIGNMENT, outcome.submission.student, force=True)
+    grader = Grader(course, students=students[1:], jobs=1, workers=[worker], persistent=True)
+    profiler = cProfile.Profile(time.thread_time)
+    worker_cpu = cpu_seconds(worker.process.pid)
+    started = time.perf_counter()
+    profiler.enable()
+    outcomes = list(grader.run())
+    profiler.disable()
+    grading = time.perf_counter() - started
+    worker_cpu = cpu_seconds(worker.process.pid) - worker_cpu
+    stats = pstats.Stats(profiler)
+    if os.environ.get("DEADLINE_RUSH_PSTATS"):
+        stats.dump_stats(os.environ["DEADLINE_RUSH_PSTATS"])
+    cumulative = {
+        (Path(file).name, name): entry[3]
+        for (file, _, name), entry in stats.stats.items()  # type: ignore[attr-defined]
+    }
+
+    def spent(file: str, name: str) -> float:
+        return sum(v for (f, n), v in cumulative.items() if f == file and n == name)
+
+    figures += [
+        ("grading's wall clock (1 worker)", grading),
+        ("the grader's thread", spent("runner.py", "run")),
+        ("  discover (fingerprints)", spent("discovery.py", "discover")),
+        ("  prepare (read, sanitise)", spent("preparation.py", "prepare")),
+        ("  judge (trusted verdicts)", spent("trusted.py", "verdicts")),
+        ("  record (nbgrader Autograde, gradebook)", spent("recording.py", "record")),
+        ("the sandboxed run (worker processes)", worker_cpu),
+    ]
+    graded = [o for o in outcomes if o.status == "graded"]
+    generate = release = 0.0
+    for outcome in graded:
+        sub = outcome.submission
+        started = time.thread_time()
+        result = releaser.api.generate_feedback(sub.assignment, sub.student, force=True)
+        generate += time.thread_time() - started
+        assert result.get("success"), result
+        started = time.thread_time()
+        releaser.api.release_feedback(sub.assignment, sub.student)
+        release += time.thread_time() - started
+    figures.append(("feedback: generate (nbconvert HTML)", generate))
+    figures.append(("feedback: release to the exchange", release))
+    grader.close(now=True)
+    warm.close(now=True)
+    load = os.getloadavg()[0]
+    print(f"profile of {len(graded)}/{count} hand-ins graded (load {load:.1f}); per hand-in,")
+    print("CPU seconds (wall-clock where said):")
+    for label, seconds in figures:
+        print(f"  {label:42} {seconds / count:6.3f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--hand-ins", type=int, default=200)
     parser.add_argument("--within", type=float, default=60.0, help="seconds")
     parser.add_argument("--wait", type=float, default=900.0, help="seconds after the last")
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="stage times first")
     args = parser.parse_args()
+    if args.profile:
+        with tempfile.TemporaryDirectory(prefix="deadline-rush-profile-") as tmp:
+            profile(args.profile, Path(tmp))
+    if not args.hand_ins:
+        return 0
     students = [f"s{i:03d}" for i in range(args.hand_ins)]
     expected_of = expected_scores()
     expected = {
@@ -167,11 +282,13 @@ def main() -> int:
                     failed[found[2]] = line
 
         start = time.perf_counter()
+        load_at_start = os.getloadavg()[0]
         try:
             for i, student in enumerate(students):
                 drain(start + i * args.within / len(students))
                 handed[student] = hand_in(inbound, student, notebooks[student])
             spread = time.perf_counter() - start
+            load_after_spread = os.getloadavg()[0]
             deadline = time.perf_counter() + args.wait
             while len(released) + len(failed) < len(students) and time.perf_counter() < deadline:
                 drain(min(deadline, time.perf_counter() + 1.0))
@@ -182,7 +299,11 @@ def main() -> int:
     to_released = [released[s] - handed[s] for s in students if s in released]
     wrong = [s for s in students if s in graded and graded[s][1] != expected[s]]
     lost = [s for s in students if s not in graded] + wrong
-    print(f"{len(students)} hand-ins placed in {spread:.1f} s through the exchange")
+    print(
+        f"{len(students)} hand-ins placed in {spread:.1f} s through the exchange (1-minute "
+        f"load average: {load_at_start:.1f} at the start, {load_after_spread:.1f} after the "
+        f"last hand-in, {os.getloadavg()[0]:.1f} at the end)"
+    )
     print(f"hand-in to graded:           {percentiles(to_graded)}  (goal: p95 under {GOAL:g} s)")
     print(f"hand-in to feedback released: {percentiles(to_released)}")
     print(

@@ -464,3 +464,73 @@ def test_a_late_hand_in_is_late_everywhere(service: Service, tmp_path: Path) -> 
     page = student.fetch_feedback()
     assert "Late submission penalty" in page  # nbgrader's own line, for the penalty
     assert re.search(r"Handed in late: 3 h 0[0-2] min after the due date", page), page[:500]
+
+
+def graded_state(course: Path) -> dict[str, object]:
+    """Everything a grading run leaves that a learner or instructor reads: each grade and
+    comment in the gradebook, the autograded notebooks and the feedback pages (course
+    paths taken out)."""
+    from nbgrader.api import Gradebook
+
+    state: dict[str, object] = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gb:
+        for submission in gb.find_assignment(ASSIGNMENT).submissions:
+            for notebook in submission.notebooks:
+                key = f"{submission.student.id}/{notebook.name}"
+                state[f"grades {key}"] = sorted(
+                    (g.name, g.auto_score, g.manual_score, g.max_score, g.needs_manual_grade)
+                    for g in notebook.grades
+                )
+                state[f"comments {key}"] = sorted((c.name, c.comment) for c in notebook.comments)
+            state[f"score {submission.student.id}"] = submission.score
+    for folder in ("autograded", "feedback"):
+        for path in sorted((course / folder).rglob("*")):
+            if path.is_file() and path.name != "submission_secret.txt":
+                text = path.read_text(errors="replace").replace(str(course), "COURSE")
+                state[f"{folder}/{path.relative_to(course / folder)}"] = text
+    return state
+
+
+def test_grading_together_gives_what_grading_one_by_one_gives(tmp_path: Path) -> None:
+    """The service grades what arrived together in one run (one gradebook engine, nbgrader's
+    caches shared, a write-ahead-logged gradebook synced once per submission); the same
+    hand-ins graded one run each give the very same grades, comments, autograded notebooks
+    and feedback pages."""
+    from autograder.authoring.sample_class import released_through_exchange, submit_sample_class
+    from autograder.classroom.release_feedback import Releaser
+    from autograder.grading.runner import Grader
+    from autograder.sandbox.workers import Worker, load_config, worker_log_dir
+
+    courses = {}
+    for way in ("together", "one_by_one"):
+        (tmp_path / way).mkdir()
+        course, _ = released_through_exchange(tmp_path / way, ASSIGNMENT)
+        submit_sample_class(course, [ASSIGNMENT])
+        for folder in (course / "submitted").glob(f"*/{ASSIGNMENT}"):  # as nbgrader submit
+            (folder / "submission_secret.txt").write_text(f"secret of {folder.parent.name}")
+        courses[way] = course
+    students = sorted(p.name for p in (courses["together"] / "submitted").iterdir())
+    assert len(students) >= 5
+    worker = Worker(Sandbox(config=load_config(courses["together"])), worker_log_dir(tmp_path))
+    worker.start()
+    try:
+        together = Grader(courses["together"], jobs=1, workers=[worker], persistent=True)
+        outcomes = list(together.run())
+        assert sorted(o.submission.student for o in outcomes if o.status == "graded") == students
+        for student in students:
+            alone = Grader(
+                courses["one_by_one"], students=[student], jobs=1, workers=[worker], persistent=True
+            )
+            assert [o.status for o in alone.run()] == ["graded"]
+    finally:
+        worker.stop(now=True)
+    for course in courses.values():
+        releaser = Releaser(course)
+        for student in students:
+            assert releaser.release(ASSIGNMENT, student) == 1
+    together_state, one_by_one_state = (graded_state(c) for c in courses.values())
+    assert len(together_state) > 4 * len(students)
+    assert together_state == one_by_one_state
+    expected = expected_scores()
+    for student in students:
+        assert together_state[f"score {student}"] == expected[(student, ASSIGNMENT)]

@@ -145,12 +145,14 @@ class ExchangeCollector:
         self._pending: dict[str, tuple[tuple[object, ...], float]] = {}  # name -> version, since
         self._reported: set[str] = set()
         self._names: dict[str, Inbound | None] = {}  # inbound name -> parsed (names never change)
-        self._facts: GradebookFacts | None = None  # read for the hand-in being decided
+        self._facts: GradebookFacts | None = None  # read once per look that decides any
         self.submitted_at: dict[str, float] = {}  # student/assignment -> its arrival time
+        self.seen_new = False  # the last look saw a folder new or changed: look again soon
 
     def facts(self) -> GradebookFacts:
-        """The gradebook's notebooks, due dates and roster, read once per hand-in decided
-        (a due date or a student added meanwhile counts at once)."""
+        """The gradebook's notebooks, due dates and roster, read once per look that decides
+        a hand-in (a due date or a student added meanwhile counts at the next look; a rush
+        of hand-ins costs one read, not one per hand-in)."""
         if self._facts is None:
             self._facts = read_facts(self.coursedir, self.rostered)
         return self._facts
@@ -196,6 +198,8 @@ class ExchangeCollector:
         except OSError as error:
             return self.once(f"exchange: cannot read {self.inbound} ({error.strerror})")
         messages: list[str] = []
+        self._facts = None
+        self.seen_new = False
         by_key: dict[str, list[Inbound]] = {}
         for name in names:
             if name not in self._names:
@@ -243,13 +247,13 @@ class ExchangeCollector:
         pending = self._pending.get(record.name)
         if pending is None or pending[0] != version:  # new or changed: look again next time
             self._pending[record.name] = (version, time.monotonic())
+            self.seen_new = True
             return "wait", []
         waited = time.monotonic() - pending[1]
         complete = all((folder / name).is_file() for name in COMPLETE)
         if stat.S_ISDIR(info.st_mode) and not complete and waited < INCOMPLETE_AFTER:
             return "wait", []  # `nbgrader submit` may still be writing it
         del self._pending[record.name]
-        self._facts = None
         where = f"inbound/{record.name}"
         try:
             collected = self.collect(record)

@@ -8,7 +8,9 @@ where `nbgrader fetch_feedback` looks, and answers one line: `{"ok": true, "page
 `{"ok": false, "reason": "..."}`. Each learner's feedback then costs its own work, not two
 nbgrader start-ups. Rendering runs in a child forked from this warm process and is killed
 past `Budgets.max_render_seconds`: one slow notebook is that learner's failure, never a
-stalled queue."""
+stalled queue. The process runs at a lower CPU priority (`NICENESS`) than the grading
+service: on a machine of few cores, in a rush of hand-ins, grading goes first and feedback
+uses what is left, so it can fall behind but never holds grading back."""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+NICENESS = 5  # added to the service's nice value: lower priority, never starved
 
 
 class FeedbackError(Exception):
@@ -124,6 +128,7 @@ class Releaser:
 
 
 def main() -> int:
+    os.nice(NICENESS)
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
     sys.stdout = sys.stderr  # anything nbgrader prints stays off the answers
     releaser = Releaser(Path(sys.argv[1]).resolve())

@@ -2,14 +2,20 @@
 
 The sandboxed workers start once (bubblewrap, Python, `import torch`) and stay warm. Every
 `--interval` seconds the service collects what students handed in with `nbgrader submit`
-(or the Assignments tab) from the course's exchange into submitted/ (`autograder.classroom.collect`:
-`nbgrader collect --update`'s rules, refusing unsafe folders), then grades what is new or
-changed under submitted/ with the same `Grader` as `autograder grade` (same sandbox, same
-gradebook records). A submission is tried once per version: one that fails is not retried
-until it changes. With `--release-feedback`, each graded submission's feedback is
-generated and released with nbgrader's own commands, one at a time in the background by a
-warm process (`autograder.classroom.release_feedback`), and checked to be in the exchange where
-`nbgrader fetch_feedback` looks.
+(or the Assignments tab) from the course's exchange into submitted/
+(`autograder.classroom.collect`: `nbgrader collect --update`'s rules, refusing unsafe
+folders), then grades what is new or changed under submitted/ with the same `Grader` as
+`autograder grade` (same sandbox, same gradebook records): at each look what it just
+collected, and all of submitted/ every FULL_LOOK seconds, so a look costs what is new. A
+submission is tried once per version: one that fails is not retried until it changes.
+What arrived together is graded together: one grading run over every pending submission,
+sharing the gradebook's engine and nbgrader's caches (a folder seen new is collected on a
+second look just before grading, not one whole run later). With `--release-feedback`,
+each graded submission's feedback is generated and released with nbgrader's own commands,
+one at a time in the background by a warm process (`autograder.classroom.release_feedback`)
+at a lower CPU priority, so in a rush grading goes first, and checked to be in the
+exchange where `nbgrader fetch_feedback` looks. `python benchmarks/deadline_rush.py`
+measures a rush (and `--profile N` where the time goes).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from autograder.core.terminal import shown
 from autograder.sandbox.workers import Sandbox, Worker, load_config, worker_log_dir
 
 _OUTPUT = threading.Lock()
+FULL_LOOK = 5.0  # seconds between looks at all of submitted/ (each look: what was collected)
 
 
 def say(line: str) -> None:
@@ -98,9 +105,11 @@ class FeedbackReleaser:
                 answer = {"ok": False, "reason": f"{type(error).__name__}: {error}"}
             if answer["ok"]:
                 after = time.time() - since
+                waiting = self.jobs.qsize()
                 say(
                     f"feedback {key}: released {answer['pages']} page(s) "
                     f"{after:.2f} s after submission"
+                    + (f" ({waiting} more waiting)" if waiting else "")
                 )
             else:
                 say(f"FAILED feedback {key}: {answer['reason']}")
@@ -121,6 +130,20 @@ class FeedbackReleaser:
             self.process.wait()
 
 
+def collect(collector: ExchangeCollector) -> None:
+    """Collect what is new in the exchange; print what the instructor should know."""
+    try:
+        lines = collector.look()
+    except Exception as error:  # e.g. the gradebook unreachable: said once
+        lines = collector.once(f"FAILED exchange: {type(error).__name__}: {error}")
+    for line in lines:
+        say(line)
+
+
+def import_sympy() -> None:
+    import sympy  # noqa: F401
+
+
 def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
     """Grade new submissions until interrupted (SIGINT or SIGTERM); the exit status."""
     from autograder.grading.preparation import import_torch
@@ -131,8 +154,9 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
     for worker in workers:
         worker.start_soon()
     # What the first grading needs (nbgrader's converter, PyTorch for references not yet
-    # stored) is loaded while the service waits, not when the first learner hands in.
-    for load in (import_recorder, import_torch):
+    # stored, SymPy to read formulas) is loaded while the service waits, not when the
+    # first learner hands in.
+    for load in (import_recorder, import_torch, import_sympy):
         threading.Thread(target=load, name=load.__name__, daemon=True).start()
 
     def interrupt(signum: int, frame: Any) -> None:
@@ -159,16 +183,20 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
     source = "submitted/" if args.no_collect else f"{collector.inbound} and submitted/"
     say(f"serving {course}: grading new submissions from {source} (Ctrl-C stops)")
     failed: dict[str, str] = {}  # submission -> the reason last printed
+    full_look = -FULL_LOOK
     try:
         while True:
             if not args.no_collect:
-                try:
-                    lines = collector.look()
-                except Exception as error:  # e.g. the gradebook unreachable: said once
-                    lines = collector.once(f"FAILED exchange: {type(error).__name__}: {error}")
-                for line in lines:
-                    say(line)
-            for outcome in grader.run():
+                collect(collector)
+                if collector.seen_new:  # collected on the next look, before grading
+                    time.sleep(args.interval)
+                    collect(collector)
+            # What was just collected is looked at each time; all of submitted/ (what
+            # `nbgrader collect` or an instructor put there) every FULL_LOOK seconds.
+            only: set[str] | None = set(collector.submitted_at)
+            if args.no_collect or time.monotonic() - full_look >= FULL_LOOK:
+                only, full_look = None, time.monotonic()
+            for outcome in grader.run(only=only):
                 if outcome.status == "skipped":
                     continue
                 sub = outcome.submission

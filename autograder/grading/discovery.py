@@ -77,8 +77,11 @@ class Discovery:
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
             return {a.name: [n.name for n in a.notebooks] for a in gb.assignments}
 
-    def discover(self) -> tuple[list[Submission], list[Outcome]]:
-        """Submissions to grade now, and the ones skipped as already graded."""
+    def discover(self, only: set[str] | None = None) -> tuple[list[Submission], list[Outcome]]:
+        """Submissions to grade now, and the ones skipped as already graded (`only`: look
+        at these `student/assignment` folders alone, so a look costs what is new)."""
+        if only is not None and not only:
+            return [], []
         submitted = Path(self.coursedir.format_path(self.coursedir.submitted_directory, ".", "."))
         known = self.known_assignments()
         wanted = self.assignments or sorted(known)
@@ -91,7 +94,8 @@ class Discovery:
             )
         todo: list[Submission] = []
         skipped: list[Outcome] = []
-        present = sorted(p.name for p in submitted.iterdir()) if submitted.is_dir() else []
+        listed = self.students and submitted.is_dir()
+        present = sorted(p.name for p in submitted.iterdir()) if listed else []
         absent = [s for s in self.students or [] if s not in present]
         if absent:
             raise SubmissionError(
@@ -100,10 +104,16 @@ class Discovery:
             )
         if not submitted.is_dir():
             return todo, skipped
-        for student_dir in sorted(submitted.iterdir()):
+        if only is None:
+            student_dirs = sorted(submitted.iterdir())
+        else:
+            student_dirs = sorted({submitted / key.split("/")[0] for key in only})
+        for student_dir in student_dirs:
             if self.students and student_dir.name not in self.students:
                 continue
             for assignment in wanted:
+                if only is not None and f"{student_dir.name}/{assignment}" not in only:
+                    continue
                 folder = student_dir / assignment
                 sub = Submission(student_dir.name, assignment, folder)
                 try:

@@ -48,6 +48,7 @@ from autograder.grading.recording import (
     Recorder,
     UseSanitized,
     import_recorder,
+    make_durable,
     recording_caches,
     use_this_environment,
 )
@@ -125,9 +126,10 @@ class Grader:
         """Assignments in the gradebook, with their notebooks."""
         return self.discovery.known_assignments()
 
-    def discover(self) -> tuple[list[Submission], list[Outcome]]:
-        """Submissions to grade now, and the ones skipped as already graded."""
-        return self.discovery.discover()
+    def discover(self, only: set[str] | None = None) -> tuple[list[Submission], list[Outcome]]:
+        """Submissions to grade now, and the ones skipped as already graded (`only`: look
+        at these student/assignment folders alone)."""
+        return self.discovery.discover(only)
 
     def prepare(self, sub: Submission, notebook_ids: list[str]) -> None:
         """Read and sanitise every notebook of a submission (raises SubmissionError)."""
@@ -213,16 +215,18 @@ class Grader:
                 InjectOutputs.executed.pop(key)
                 UseSanitized.sanitized.pop(key)
         diagnoses.write_diagnoses(self.state, sub.assignment, sub.student, sub.fingerprint, checks)
+        make_durable(self.coursedir.db_url)  # on disk before the marker says it is
         self.markers.graded(sub, score, max_score)
         return Outcome(sub, "graded", sub.notes, score, max_score, time.monotonic() - started)
 
-    def run(self, progress: Any = None) -> Iterator[Outcome]:
-        """Grade everything; yields one Outcome per submission as it completes."""
+    def run(self, progress: Any = None, only: set[str] | None = None) -> Iterator[Outcome]:
+        """Grade everything (`only`: what is in these student/assignment folders, e.g. what
+        a service just collected); yields one Outcome per submission as it completes."""
         with recording_caches(), references.stored_in(self.state / "references"):
-            yield from self._run()
+            yield from self._run(only)
 
-    def _run(self) -> Iterator[Outcome]:
-        todo, skipped = self._discovered or self.discover()
+    def _run(self, only: set[str] | None) -> Iterator[Outcome]:
+        todo, skipped = self._discovered or self.discover(only)
         self._discovered = None
         yield from skipped
         if not todo:
