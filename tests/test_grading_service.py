@@ -315,7 +315,7 @@ def test_the_service_grades_arrivals_and_resubmissions_once_each(service: Servic
     # Copied by hand, without nbgrader's submission_secret.txt: its feedback cannot be
     # released, and the service says so.
     failed = service.next_line(f" ada/{ASSIGNMENT}")
-    assert failed.startswith(f"FAILED feedback ada/{ASSIGNMENT}"), failed
+    assert failed.startswith(f"FAILED feedback ada/{ASSIGNMENT} (tried 2 times)"), failed
     # A resubmission (the same work, saved again) is graded again.
     notebook = course / "submitted" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     (course / "new").write_text(notebook.read_text() + " ")

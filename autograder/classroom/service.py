@@ -55,6 +55,12 @@ def submitted_at(folder: Path) -> float:
     return max(times, default=time.time())
 
 
+FEEDBACK_ATTEMPTS = 2
+"""Tries of one learner's feedback before it is FAILED (a gradebook busy past its lock
+timeout, say, passes on the second)."""
+FEEDBACK_RETRY_SECONDS = 1.0
+
+
 class FeedbackReleaser:
     """Releases feedback one learner at a time, in a background thread, through a warm
     `python -m autograder.classroom.release_feedback` process (nbgrader loaded once); prints each
@@ -99,10 +105,15 @@ class FeedbackReleaser:
         while (job := self.jobs.get()) is not None:
             assignment, student, since = job
             key = f"{student}/{assignment}"
-            try:
-                answer = self._ask(assignment, student)
-            except (OSError, ValueError) as error:  # the service goes on; the failure is shown
-                answer = {"ok": False, "reason": f"{type(error).__name__}: {error}"}
+            for attempt in range(1, FEEDBACK_ATTEMPTS + 1):
+                if attempt > 1:
+                    time.sleep(FEEDBACK_RETRY_SECONDS)
+                try:
+                    answer = self._ask(assignment, student)
+                except (OSError, ValueError) as error:  # the service goes on; shown below
+                    answer = {"ok": False, "reason": f"{type(error).__name__}: {error}"}
+                if answer["ok"]:
+                    break
             if answer["ok"]:
                 after = time.time() - since
                 waiting = self.jobs.qsize()
@@ -112,7 +123,7 @@ class FeedbackReleaser:
                     + (f" ({waiting} more waiting)" if waiting else "")
                 )
             else:
-                say(f"FAILED feedback {key}: {answer['reason']}")
+                say(f"FAILED feedback {key} (tried {FEEDBACK_ATTEMPTS} times): {answer['reason']}")
 
     def add(self, assignment: str, student: str, since: float) -> None:
         self.jobs.put((assignment, student, since))
