@@ -4,7 +4,8 @@
 random passwords, a course owned by the instructor (one assignment, nbgrader's exchange
 in a temporary folder and a PostgreSQL gradebook set through the course's untracked
 site_config.py; the server is tests/pg_server.py's, with password authentication and the
-password in the instructor's ~/.pgpass, as `make postgres` sets one up), readies and
+password in the instructor's ~/.pgpass, as `make postgres` sets one up; with
+CLASS_HUB_GRADEBOOK=sqlite, gradebook.db in the course folder instead), readies and
 releases the assignment as the instructor, and starts autograder/classroom/hub/serve.py on free
 loopback ports, with the students' environment (which the hub builds, as `make class`
 does) kept between runs in `STUDENT_ENV` (the pinned stack takes minutes to install;
@@ -42,9 +43,14 @@ REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 ASSIGNMENT = "03_a_neuron_by_hand"
 COURSE_ID = "backward-hubtest"
-# The gradebook: SQLite in the course folder, or with CLASS_HUB_GRADEBOOK=postgresql a
-# PostgreSQL server (its formgrader step does not pass yet: see the branch's report).
-POSTGRES = os.environ.get("CLASS_HUB_GRADEBOOK") == "postgresql"
+# The gradebook: a PostgreSQL server (as a shared class runs it), or with
+# CLASS_HUB_GRADEBOOK=sqlite gradebook.db in the course folder (the pytest suite's
+# gradebook: tests/test_grading_service.py, tests/test_handins.py and others).
+GRADEBOOKS = ("postgresql", "sqlite")
+GRADEBOOK = os.environ.get("CLASS_HUB_GRADEBOOK", "postgresql")
+if GRADEBOOK not in GRADEBOOKS:
+    raise RuntimeError(f"CLASS_HUB_GRADEBOOK={GRADEBOOK!r}: one of {', '.join(GRADEBOOKS)}")
+POSTGRES = GRADEBOOK == "postgresql"
 PROFILES = ("ada", "ben", "dee")  # the sample class's: right, wrong, blank
 STUDENT_ENV = Path("/var/tmp/autograder-hubtest-env")
 
@@ -321,14 +327,18 @@ class ClassHub:
         if self.process is not None and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)  # the hub stops its users' servers
             try:
-                self.process.wait(timeout=60)
+                self.process.wait(timeout=180)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
         for user in self.created:
-            for _ in range(20):
+            deadline = time.monotonic() + 120
+            while True:
                 done = subprocess.run(["userdel", "-r", user], capture_output=True, text=True)
                 if done.returncode in (0, 6):  # deleted, or never created
+                    break
+                if time.monotonic() > deadline:  # said, not raised: the rest is cleaned up
+                    print(f"userdel {user} kept failing: {done.stderr}", file=sys.stderr)
                     break
                 time.sleep(0.5)  # a process of theirs is still exiting
         for folder in self.cgroup_dirs():  # cgroups are removed leaves first, with rmdir
@@ -341,7 +351,9 @@ class ClassHub:
 
 def log_in(browser: Browser, hub: ClassHub, user: str) -> Page:
     """A new browser context logged in to the hub as `user`, on their JupyterLab."""
-    page = browser.new_context(viewport={"width": 1300, "height": 900}).new_page()
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    context.set_default_timeout(LONG)  # every click, fill and load: a busy machine's pace
+    page = context.new_page()
     page.goto(f"{hub.url}/hub/login")
     page.fill("#username_input", user)
     page.fill("#password_input", hub.passwords[user])
