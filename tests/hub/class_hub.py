@@ -9,8 +9,12 @@ CLASS_HUB_GRADEBOOK=sqlite, gradebook.db in the course folder instead), readies 
 releases the assignment as the instructor, and starts autograder/classroom/hub/serve.py on free
 loopback ports, with the students' environment (which the hub builds, as `make class`
 does) kept between runs in `STUDENT_ENV` (the pinned stack takes minutes to install;
-serve.py refreshes the course's packages in it every start). `stop()` stops the hub
-(which stops every user's server), deletes the accounts with their homes, and the folder.
+serve.py refreshes the course's packages in it every start). That environment holds the
+students' config (this run's exchange), so one run at a time uses it: `start()` waits for
+its lock (`student_env_lock`), held until `stop()`; a second run on the machine waits for
+the first instead of sending its students' hand-ins to the first one's exchange. `stop()`
+stops the hub (which stops every user's server), deletes the accounts with their homes,
+and the folder.
 
 This machine's Python lives under /root, which other users cannot enter; a real class
 builds the venv from a Python every user can run (serve.py refuses otherwise). Here the
@@ -22,6 +26,7 @@ outside it.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pwd
 import secrets
@@ -37,6 +42,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from playwright.sync_api import Browser, Page
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,7 +59,8 @@ if GRADEBOOK not in GRADEBOOKS:
     raise RuntimeError(f"CLASS_HUB_GRADEBOOK={GRADEBOOK!r}: one of {', '.join(GRADEBOOKS)}")
 POSTGRES = GRADEBOOK == "postgresql"
 PROFILES = ("ada", "ben", "dee")  # the sample class's: right, wrong, blank
-STUDENT_ENV = Path("/var/tmp/autograder-hubtest-env")
+STUDENT_ENV = Path("/var/tmp/autograder-hubtest-students")
+ENV_LOCK_WAIT = 3600.0  # s: another run's whole session (minutes; its first build, more)
 
 LONG = 180_000  # ms: a server spawn or a validation on a busy 2-core machine
 
@@ -81,6 +89,40 @@ def interpreter_home() -> Path | None:
     if not str(real).startswith("/root/"):
         return None
     return real.parent.parent  # .../versions/3.11.7
+
+
+@contextlib.contextmanager
+def student_env_lock(wait: float = ENV_LOCK_WAIT) -> Iterator[None]:
+    """Hold `STUDENT_ENV` for this run alone (an flock on a file beside it, released when
+    the process ends however it ends); waits up to `wait` s for another run to finish."""
+    path = STUDENT_ENV.with_name(STUDENT_ENV.name + ".lock")
+    with open(path, "a+") as lock:
+        deadline = time.monotonic() + wait
+        said = False
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                lock.seek(0)
+                holder = lock.read().strip() or "unknown"
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"another class hub test (pid {holder}) held {STUDENT_ENV} (the "
+                        f"students' environment, one run at a time: {path}) for {wait:g} s"
+                    ) from None
+                if not said:
+                    print(f"waiting for another class hub test (pid {holder}) to release "
+                          f"{STUDENT_ENV}", file=sys.stderr, flush=True)  # fmt: skip
+                    said = True
+                time.sleep(2)
+        lock.truncate(0)
+        lock.write(str(os.getpid()))
+        lock.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @dataclass
@@ -192,6 +234,7 @@ class ClassHub:
         # their answered notebooks are written for their own numbers: `answered`)
         hub = cls(root, f"bch{tag}-teacher", [f"{p}{tag}" for p in PROFILES])
         try:
+            hub.resources.enter_context(student_env_lock())
             if POSTGRES:
                 from pg_server import running_postgres
 
