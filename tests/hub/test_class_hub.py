@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 from class_hub import ASSIGNMENT, COURSE_ID, LONG, PROFILES, ClassHub, log_in
 from playwright.sync_api import Browser, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from autograder.authoring.sample_class import expected_scores
 
@@ -111,8 +112,13 @@ def stop_service(hub: ClassHub, service: subprocess.Popen[str]) -> int:
     return service.returncode
 
 
-FORMGRADER_READY = """() => typeof formgrader !== "undefined" && formgrader.loaded
-    && formgrader.grades.loaded && formgrader.comments.loaded"""
+# formgrader (its formgrade.js) saves a score on its input's change event, bound by the
+# GradeUI views it makes once the submission's grades are loaded: typed earlier, a score
+# is never saved
+GRADES_BOUND = "() => !!(window.formgrader && formgrader.grades && formgrader.grades.loaded)"
+FORMGRADER_STATE = """() => window.formgrader === undefined ? "no formgrader object" :
+    JSON.stringify({init_done: formgrader.loaded, grades_loaded: formgrader.grades?.loaded,
+                    comments_loaded: formgrader.comments?.loaded})"""
 
 
 def open_assignments(page: Page) -> None:
@@ -287,15 +293,22 @@ def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None
 
     # --- instructor: grade ada's written answer in formgrader ----------------------------
     page = log_in(browser, hub, teacher)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("requestfailed", lambda r: errors.append(f"{r.method} {r.url}: {r.failure}"))
     page.goto(
         f"{hub.url}/user/{teacher}/formgrader/submissions/{submission_notebook_id(hub, ada)}/"
     )
     score = page.locator(f"input.score#{written_cell(hub)}")
     score.wait_for(timeout=LONG)
-    # formgrader saves a score on its input's change event, bound once its grades and
-    # comments are loaded (FormGrader.init after the window's load): typed earlier, a score
-    # is never saved
-    page.wait_for_function(FORMGRADER_READY, timeout=LONG)
+    try:
+        page.wait_for_function(GRADES_BOUND, timeout=LONG)
+    except PlaywrightTimeout:
+        state = page.evaluate(FORMGRADER_STATE)
+        raise AssertionError(
+            f"formgrader's grades were not loaded (its inputs not bound) within "
+            f"{LONG / 1000:g} s: {state}; the page's errors: {errors}"
+        ) from None
     score.fill("1")
     with page.expect_response(
         lambda r: "/formgrader/api/grade/" in r.url and r.request.method == "PUT", timeout=LONG
