@@ -53,7 +53,8 @@ test-pytest: $(STAMP)
 	$(BIN)/pytest tests --ignore=tests/hub -n $(WORKERS) --dist loadgroup --no-loadscope-reorder
 
 test-hub: $(STAMP)
-	@# the hub test drives its own Playwright: one sync Playwright per process
+	@# the hub test drives its own Playwright: one sync Playwright per process; its
+	@# gradebook is a private PostgreSQL server (tests/pg_server.py), as a class runs one
 	$(BIN)/pytest tests/hub
 
 test-notebooks-course: $(STAMP)

@@ -4,12 +4,17 @@
 random passwords, a course owned by the instructor (one assignment, nbgrader's exchange
 in a temporary folder and a PostgreSQL gradebook set through the course's untracked
 site_config.py; the server is tests/pg_server.py's, with password authentication and the
-password in the instructor's ~/.pgpass, as `make postgres` sets one up), readies and
+password in the instructor's ~/.pgpass, as `make postgres` sets one up; with
+CLASS_HUB_GRADEBOOK=sqlite, gradebook.db in the course folder instead), readies and
 releases the assignment as the instructor, and starts autograder/classroom/hub/serve.py on free
 loopback ports, with the students' environment (which the hub builds, as `make class`
 does) kept between runs in `STUDENT_ENV` (the pinned stack takes minutes to install;
-serve.py refreshes the course's packages in it every start). `stop()` stops the hub
-(which stops every user's server), deletes the accounts with their homes, and the folder.
+serve.py refreshes the course's packages in it every start). That environment holds the
+students' config (this run's exchange), so one run at a time uses it: `start()` waits for
+its lock (`student_env_lock`), held until `stop()`; a second run on the machine waits for
+the first instead of sending its students' hand-ins to the first one's exchange. `stop()`
+stops the hub (which stops every user's server), deletes the accounts with their homes,
+and the folder.
 
 This machine's Python lives under /root, which other users cannot enter; a real class
 builds the venv from a Python every user can run (serve.py refuses otherwise). Here the
@@ -21,6 +26,7 @@ outside it.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pwd
 import secrets
@@ -36,17 +42,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from playwright.sync_api import Browser, Page
 
 REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 ASSIGNMENT = "03_a_neuron_by_hand"
 COURSE_ID = "backward-hubtest"
-# The gradebook: SQLite in the course folder, or with CLASS_HUB_GRADEBOOK=postgresql a
-# PostgreSQL server (its formgrader step does not pass yet: see the branch's report).
-POSTGRES = os.environ.get("CLASS_HUB_GRADEBOOK") == "postgresql"
+# The gradebook: a PostgreSQL server (as a shared class runs it), or with
+# CLASS_HUB_GRADEBOOK=sqlite gradebook.db in the course folder (the pytest suite's
+# gradebook: tests/test_grading_service.py, tests/test_handins.py and others).
+GRADEBOOKS = ("postgresql", "sqlite")
+GRADEBOOK = os.environ.get("CLASS_HUB_GRADEBOOK", "postgresql")
+if GRADEBOOK not in GRADEBOOKS:
+    raise RuntimeError(f"CLASS_HUB_GRADEBOOK={GRADEBOOK!r}: one of {', '.join(GRADEBOOKS)}")
+POSTGRES = GRADEBOOK == "postgresql"
 PROFILES = ("ada", "ben", "dee")  # the sample class's: right, wrong, blank
-STUDENT_ENV = Path("/var/tmp/autograder-hubtest-env")
+STUDENT_ENV = Path("/var/tmp/autograder-hubtest-students")
+ENV_LOCK_WAIT = 3600.0  # s: another run's whole session (minutes; its first build, more)
 
 LONG = 180_000  # ms: a server spawn or a validation on a busy 2-core machine
 
@@ -75,6 +89,40 @@ def interpreter_home() -> Path | None:
     if not str(real).startswith("/root/"):
         return None
     return real.parent.parent  # .../versions/3.11.7
+
+
+@contextlib.contextmanager
+def student_env_lock(wait: float = ENV_LOCK_WAIT) -> Iterator[None]:
+    """Hold `STUDENT_ENV` for this run alone (an flock on a file beside it, released when
+    the process ends however it ends); waits up to `wait` s for another run to finish."""
+    path = STUDENT_ENV.with_name(STUDENT_ENV.name + ".lock")
+    with open(path, "a+") as lock:
+        deadline = time.monotonic() + wait
+        said = False
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                lock.seek(0)
+                holder = lock.read().strip() or "unknown"
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"another class hub test (pid {holder}) held {STUDENT_ENV} (the "
+                        f"students' environment, one run at a time: {path}) for {wait:g} s"
+                    ) from None
+                if not said:
+                    print(f"waiting for another class hub test (pid {holder}) to release "
+                          f"{STUDENT_ENV}", file=sys.stderr, flush=True)  # fmt: skip
+                    said = True
+                time.sleep(2)
+        lock.truncate(0)
+        lock.write(str(os.getpid()))
+        lock.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @dataclass
@@ -186,6 +234,7 @@ class ClassHub:
         # their answered notebooks are written for their own numbers: `answered`)
         hub = cls(root, f"bch{tag}-teacher", [f"{p}{tag}" for p in PROFILES])
         try:
+            hub.resources.enter_context(student_env_lock())
             if POSTGRES:
                 from pg_server import running_postgres
 
@@ -321,14 +370,18 @@ class ClassHub:
         if self.process is not None and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)  # the hub stops its users' servers
             try:
-                self.process.wait(timeout=60)
+                self.process.wait(timeout=180)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
         for user in self.created:
-            for _ in range(20):
+            deadline = time.monotonic() + 120
+            while True:
                 done = subprocess.run(["userdel", "-r", user], capture_output=True, text=True)
                 if done.returncode in (0, 6):  # deleted, or never created
+                    break
+                if time.monotonic() > deadline:  # said, not raised: the rest is cleaned up
+                    print(f"userdel {user} kept failing: {done.stderr}", file=sys.stderr)
                     break
                 time.sleep(0.5)  # a process of theirs is still exiting
         for folder in self.cgroup_dirs():  # cgroups are removed leaves first, with rmdir
@@ -341,7 +394,9 @@ class ClassHub:
 
 def log_in(browser: Browser, hub: ClassHub, user: str) -> Page:
     """A new browser context logged in to the hub as `user`, on their JupyterLab."""
-    page = browser.new_context(viewport={"width": 1300, "height": 900}).new_page()
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    context.set_default_timeout(LONG)  # every click, fill and load: a busy machine's pace
+    page = context.new_page()
     page.goto(f"{hub.url}/hub/login")
     page.fill("#username_input", user)
     page.fill("#password_input", hub.passwords[user])

@@ -33,12 +33,14 @@ from pathlib import Path
 import pytest
 from class_hub import ASSIGNMENT, COURSE_ID, LONG, PROFILES, ClassHub, log_in
 from playwright.sync_api import Browser, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from autograder.authoring.sample_class import expected_scores
 
 pytestmark = [pytest.mark.browser, pytest.mark.nbgrader, pytest.mark.sandbox]
 
-SERVICE_WAIT = 120.0  # s: generous (the goal is 3 s; its speed is the benchmark's to measure)
+SERVICE_WAIT = 300.0  # s: generous (the goal is 3 s; its speed is the benchmark's to measure)
+STOP_WAIT = 180.0  # s: the service's exit after SIGTERM (it finishes the hand-in it grades)
 
 
 class ServiceOutput:
@@ -85,12 +87,16 @@ class ServiceOutput:
                 shown = "\n".join(line for _, line in self.lines[-40:])
                 raise AssertionError(f"waiting for {pattern!r}: the service {state}:\n{shown}")
 
-    def rest(self, timeout: float = 10.0) -> str:
-        """Everything printed, once the output ended (or `timeout` passed)."""
+    def rest(self, timeout: float = STOP_WAIT) -> str:
+        """Everything printed, once the output ended (its end awaited up to `timeout`)."""
         self._reader.join(timeout)
         while not self._ended and self._take(0.0):
             pass
-        return "\n".join(line for _, line in self.lines)
+        printed = "\n".join(line for _, line in self.lines)
+        assert not self._reader.is_alive(), (
+            f"the service's output did not end within {timeout:g} s of its exit:\n{printed}"
+        )
+        return printed
 
 
 def stop_service(hub: ClassHub, service: subprocess.Popen[str]) -> int:
@@ -98,12 +104,21 @@ def stop_service(hub: ClassHub, service: subprocess.Popen[str]) -> int:
     if service.poll() is None:
         hub.signal_command(service, signal.SIGTERM)
         try:
-            return service.wait(timeout=60)
+            return service.wait(timeout=STOP_WAIT)
         except subprocess.TimeoutExpired:
             os.killpg(service.pid, signal.SIGKILL)  # runuser and the service, its own group
             service.wait()
             raise
     return service.returncode
+
+
+# formgrader (its formgrade.js) saves a score on its input's change event, bound by the
+# GradeUI views it makes once the submission's grades are loaded: typed earlier, a score
+# is never saved
+GRADES_BOUND = "() => !!(window.formgrader && formgrader.grades && formgrader.grades.loaded)"
+FORMGRADER_STATE = """() => window.formgrader === undefined ? "no formgrader object" :
+    JSON.stringify({init_done: formgrader.loaded, grades_loaded: formgrader.grades?.loaded,
+                    comments_loaded: formgrader.comments?.loaded})"""
 
 
 def open_assignments(page: Page) -> None:
@@ -188,12 +203,16 @@ def fetch_feedback(hub: ClassHub, page: Page, user: str) -> str:
     open_assignments(page)
     page.click("#submitted_assignments_list button:text('Fetch Feedback')")
     home = Path(f"/home/{user}")
-    for _ in range(120):
+    deadline = time.monotonic() + LONG / 1000
+    while time.monotonic() < deadline:
         files = sorted((home / ASSIGNMENT / "feedback").glob(f"*/{ASSIGNMENT}.html"))
         if files:
             return str(files[-1].relative_to(home))
         page.wait_for_timeout(500)
-    raise AssertionError(f"no feedback fetched into {home / ASSIGNMENT / 'feedback'}")
+    raise AssertionError(
+        f"Fetch Feedback fetched no feedback into {home / ASSIGNMENT / 'feedback'} "
+        f"within {LONG / 1000:g} s"
+    )
 
 
 def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None:
@@ -274,12 +293,22 @@ def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None
 
     # --- instructor: grade ada's written answer in formgrader ----------------------------
     page = log_in(browser, hub, teacher)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("requestfailed", lambda r: errors.append(f"{r.method} {r.url}: {r.failure}"))
     page.goto(
         f"{hub.url}/user/{teacher}/formgrader/submissions/{submission_notebook_id(hub, ada)}/"
     )
     score = page.locator(f"input.score#{written_cell(hub)}")
     score.wait_for(timeout=LONG)
-    page.wait_for_load_state("networkidle", timeout=LONG)  # formgrader's handlers are bound
+    try:
+        page.wait_for_function(GRADES_BOUND, timeout=LONG)
+    except PlaywrightTimeout:
+        state = page.evaluate(FORMGRADER_STATE)
+        raise AssertionError(
+            f"formgrader's grades were not loaded (its inputs not bound) within "
+            f"{LONG / 1000:g} s: {state}; the page's errors: {errors}"
+        ) from None
     score.fill("1")
     with page.expect_response(
         lambda r: "/formgrader/api/grade/" in r.url and r.request.method == "PUT", timeout=LONG
@@ -290,7 +319,9 @@ def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None
     deadline = time.monotonic() + LONG / 1000  # the real condition: the gradebook's row
     while gradebook(hub)[ada] != with_written and time.monotonic() < deadline:
         page.wait_for_timeout(500)
-    assert gradebook(hub)[ada] == with_written
+    assert gradebook(hub)[ada] == with_written, (
+        f"formgrader's saved score is not in the gradebook within {LONG / 1000:g} s"
+    )
 
     # --- instructor: release feedback again (--force: the service's is there already);
     # ada fetches it and reads her score with the written answer's point ----------------

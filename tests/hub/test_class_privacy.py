@@ -167,7 +167,7 @@ SQLITE_ATTEMPT = "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('sel
 GRADEBOOK_ATTEMPT = """
 import sys, psycopg
 try:
-    psycopg.connect(sys.argv[1], connect_timeout=20).close()
+    psycopg.connect(sys.argv[1], connect_timeout=60).close()
 except psycopg.OperationalError as error:
     print("refused:", error)
 else:
