@@ -21,6 +21,7 @@ if [ ! -x "$venv/bin/python" ]; then
   echo "Creating the virtual environment in $venv ..."
   "$python" -m venv "$venv"
 fi
+bash "$(dirname "$0")/install_cpu_torch.sh" "$venv/bin/python"
 echo "Installing the course stack (pinned in pyproject.toml and constraints.txt) ..."
 "$venv/bin/python" -m pip install --progress-bar off -c constraints.txt -e '.[dev]'
 touch "$venv/.installed"

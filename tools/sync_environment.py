@@ -17,6 +17,9 @@ HEADER = """\
 # Binder and conda users: `conda env create -f environment.yml`.
 """
 
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+"""PyTorch's own index of CPU builds (`torch==2.13.0` admits its `2.13.0+cpu`)."""
+
 
 def pinned_requirements(pyproject: Path) -> list[str]:
     """Every requirement pyproject.toml pins: runtime first, then the dev extra."""
@@ -28,6 +31,8 @@ def render(pyproject: Path) -> str:
     """The text environment.yml must hold."""
     lines = [HEADER + "name: backward-course", "channels:", "  - conda-forge", "dependencies:"]
     lines += ["  - python=3.11", "  - pip", "  - pip:"]
+    # PyPI's Linux torch is the CUDA build (several GB); the course runs on the CPU
+    lines += [f"      - --extra-index-url {TORCH_CPU_INDEX}"]
     lines += [f"      - {req}" for req in pinned_requirements(pyproject)]
     lines += ["      - --editable .  # the course's own packages: autograd_lessons, autograder"]
     return "\n".join(lines) + "\n"
@@ -36,7 +41,13 @@ def render(pyproject: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 if environment.yml is stale")
+    parser.add_argument(
+        "--torch-index", action="store_true", help="print PyTorch's CPU index URL and exit"
+    )
     args = parser.parse_args(argv)
+    if args.torch_index:
+        print(TORCH_CPU_INDEX)
+        return 0
     text = render(REPO / "pyproject.toml")
     target = REPO / "environment.yml"
     if args.check:

@@ -94,6 +94,8 @@ def ensure_student_env(env: Path, python: Path, course_id: str, exchange: str) -
         sources = scratch_sources(Path(scratch))
         if not stamp.exists() or stamp.read_text() != stack_hash():
             print(f"installing the pinned stack into {env} ...", flush=True)
+            cpu_torch = REPO / "tools" / "install_cpu_torch.sh"
+            subprocess.run(["bash", str(cpu_torch), str(env / "bin" / "python")], check=True)
             pip(env, "-c", str(REPO / "constraints.txt"), str(sources))
             stamp.write_text(stack_hash())
     # the project itself (its answer key, its `autograder` command) leaves the students'
