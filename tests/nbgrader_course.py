@@ -16,8 +16,11 @@ each), so the assignments are split round-robin over `shards` course directories
 SQLite gradebook is not safe for concurrent writers. Their exports are concatenated into
 one `grades.csv` with nbgrader's own columns. `shards=1` is the plain one-course run.
 
-One grading run serves the whole test session. A test module gets it with a fixture
-(the result is cached here, so every module shares the same run):
+One grading run serves the whole test session (`shared_once`: the first test to ask pays
+for it, under xdist across workers too). So does one `autograder grade` of the sample class
+(`shared_autograded_course`), for the tests that only read what it recorded. A test module
+gets nbgrader's run with a fixture (the result is cached here, so every module shares the
+same run):
 
     from nbgrader_course import GradedCourse, shared_graded_course
 
