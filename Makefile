@@ -50,7 +50,9 @@ test-checks: lint typecheck
 	$(BIN)/python -m autograder.authoring.hygiene --check course/*.ipynb solutions/*/*.ipynb exercises/*/*.ipynb
 
 test-pytest: $(STAMP)
-	$(BIN)/pytest tests --ignore=tests/hub -n $(WORKERS) --dist loadgroup --no-loadscope-reorder
+	@# --durations: every run prints its 30 slowest phases (setup = a shared fixture's cost)
+	$(BIN)/pytest tests --ignore=tests/hub -n $(WORKERS) --dist loadgroup --no-loadscope-reorder \
+	  --durations=30
 
 test-hub: $(STAMP)
 	@# the hub test drives its own Playwright: one sync Playwright per process; its

@@ -9,11 +9,13 @@ are kept together on one worker with an `xdist_group` mark, added here at collec
 - the tests of one expensive module- or session-scoped fixture of a test module (a
   graded course, a running service, `nbgrader validate` of every notebook, ...), one group
   per fixture and, for a parametrized fixture, per parameter (the sandbox corpus graded as
-  root and as an ordinary user are two groups, so the two gradings run side by side).
+  root and as an ordinary user are two groups, so the two gradings run side by side);
+  tests that share any of several such fixtures are one group (the check service's tests
+  use its hub, some also the students' environment: one hub, not one per worker).
 
-The nbgrader reference run of the sample class (tests/nbgrader_course.py) is shared across
-workers through a file lock, not a group. Without xdist (`pytest tests/test_x.py`) the
-marks change nothing.
+The full-class gradings (nbgrader's reference run, `autograder grade`'s:
+tests/nbgrader_course.py) are shared across workers through a file lock, not a group.
+Without xdist (`pytest tests/test_x.py`) the marks change nothing.
 
 The groups that take longest start first (`LONG_FIRST`, with `--no-loadscope-reorder`);
 the rest keep their order.
@@ -29,7 +31,7 @@ from _pytest.nodeid import coerce_node_id
 TESTS = Path(__file__).resolve().parent
 
 # Module- or session-scoped fixtures that cost little and need no group.
-CHEAP = {"chromium_executable", "nbgrader_grades"}
+CHEAP = {"chromium_executable"}
 
 # Work units started first, longest first: a long one started last would leave the
 # other workers idle at the end.
@@ -43,18 +45,20 @@ LONG_FIRST = [
     "test_solutions.py:validations",
     "test_report.py:course",
     "test_grading_service.py:service",
+    "test_check_service.py:hub",
 ]
 
 
-def group_of(item: pytest.Item) -> str | None:
-    """The xdist group of a test: the expensive shared fixture it uses, if any."""
-    path = Path(str(item.path)).resolve()
-    if path.is_relative_to(TESTS / "browser"):
-        return "browser"
+def shared_fixtures(item: pytest.Item) -> list[str]:
+    """The expensive module- or session-scoped fixtures of tests/ that a test uses (with
+    the fixture's parameter, for a parametrized one), directly or through another."""
+    if Path(str(item.path)).resolve().is_relative_to(TESTS / "browser"):
+        return ["browser"]
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
-        return None
+        return []
     callspec = getattr(item, "callspec", None)
+    found = []
     for name in item.fixturenames:  # type: ignore[attr-defined]
         definitions = info.name2fixturedefs.get(name)
         if not definitions or name in CHEAP:
@@ -65,38 +69,54 @@ def group_of(item: pytest.Item) -> str | None:
         where = Path(fixture.func.__code__.co_filename).resolve()
         if not where.is_relative_to(TESTS):
             continue  # pytest's and plugins' own (tmp_path_factory, ...)
-        group = f"{where.name}:{name}"
+        key = f"{where.name}:{name}"
         if callspec is not None and name in callspec.params:
-            group += f":{callspec.params[name]}"  # xdist reads no group name with "]"
-        return group
-    return None
+            key += f":{callspec.params[name]}"  # xdist reads no group name with "]"
+        found.append(key)
+    return found
 
 
-def _rank(item: pytest.Item) -> int:
-    key = group_of(item)
-    nodeid = item.nodeid.split("::")[0]
+def assign_groups(items: list[pytest.Item]) -> dict[str, str]:
+    """nodeid -> xdist group: tests that share an expensive fixture, directly or through
+    a chain of tests each sharing one with the next, are one group (else the fixture is
+    built once per worker that runs one of them). A group is named after its first
+    fixture in sorted order."""
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    used = {item.nodeid: shared_fixtures(item) for item in items}
+    for keys in used.values():
+        for key in keys[1:]:
+            first, other = root(keys[0]), root(key)
+            parent[max(first, other)] = min(first, other)
+    return {nodeid: root(keys[0]) for nodeid, keys in used.items() if keys}
+
+
+def _rank(group: str | None, nodeid: str) -> int:
     for rank, name in enumerate(LONG_FIRST):
-        if name in (key, nodeid):
+        if name in (group, nodeid.split("::")[0]):
             return rank
     return len(LONG_FIRST)
 
 
-def pytest_itemcollected(item: pytest.Item) -> None:
-    """Mark the group as each test is collected: xdist reads the marks in its own
-    pytest_collection_modifyitems."""
-    group = group_of(item)
-    if group is not None:
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test's group before xdist reads the marks (in its own
+    pytest_collection_modifyitems); under loadgroup, order the work units."""
+    groups = assign_groups(items)
+    for item in items:
+        if item.nodeid in groups:
+            item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
     if not getattr(config.option, "loadgroup", False):  # not an xdist worker of loadgroup
         return
-    items.sort(key=_rank)  # stable: within a rank, collection order
+    items.sort(key=lambda item: _rank(groups.get(item.nodeid), item.nodeid))  # stable
     # xdist 3.8 names the group in the test id (`<id>@<group>`) by setting `item._nodeid`,
     # which pytest 9 no longer reads (the id lives in `item._id`): name it here.
     for item in items:
-        group = group_of(item)
+        group = groups.get(item.nodeid)
         if group is not None and "@" not in item.nodeid:
             item._id = coerce_node_id(f"{item.nodeid}@{group}")  # type: ignore[attr-defined]

@@ -16,8 +16,11 @@ each), so the assignments are split round-robin over `shards` course directories
 SQLite gradebook is not safe for concurrent writers. Their exports are concatenated into
 one `grades.csv` with nbgrader's own columns. `shards=1` is the plain one-course run.
 
-One grading run serves the whole test session. A test module gets it with a fixture
-(the result is cached here, so every module shares the same run):
+One grading run serves the whole test session (`shared_once`: the first test to ask pays
+for it, under xdist across workers too). So does one `autograder grade` of the sample class
+(`shared_autograded_course`), for the tests that only read what it recorded. A test module
+gets nbgrader's run with a fixture (the result is cached here, so every module shares the
+same run):
 
     from nbgrader_course import GradedCourse, shared_graded_course
 
@@ -40,9 +43,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -53,6 +58,7 @@ VENV_BIN = Path(sys.executable).parent
 COMMAND_TIMEOUT = 900  # seconds; a hung kernel fails the run instead of blocking CI
 
 Key = tuple[str, str]  # (student, assignment)
+T = TypeVar("T")
 
 
 def nbgrader_env() -> dict[str, str]:
@@ -224,20 +230,20 @@ def grade_sample_class(
     return GradedCourse(course_shards, grades, timings)
 
 
-_CACHE: dict[str, GradedCourse] = {}
+_CACHE: dict[str, object] = {}
 
 
-def _save(course: GradedCourse, path: Path) -> None:
+def _save(course: GradedCourse) -> str:
     shards = [
         {"root": str(s.root), "assignments": s.assignments, "timings": s.timings}
         for s in course.shards
     ]
     record = {"shards": shards, "grades_csv": str(course.grades_csv), "timings": course.timings}
-    path.write_text(json.dumps(record))
+    return json.dumps(record)
 
 
-def _load(path: Path) -> GradedCourse:
-    record = json.loads(path.read_text())
+def _load(text: str) -> GradedCourse:
+    record = json.loads(text)
     shards = [
         CourseShard(Path(s["root"]), list(s["assignments"]), dict(s["timings"]))
         for s in record["shards"]
@@ -245,30 +251,71 @@ def _load(path: Path) -> GradedCourse:
     return GradedCourse(shards, Path(record["grades_csv"]), dict(record["timings"]))
 
 
-def shared_graded_course(tmp_path_factory: pytest.TempPathFactory) -> GradedCourse:
-    """The sample class graded once per test session (the first caller pays for it).
+def shared_once(
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    build: Callable[[Path], T],
+    save: Callable[[T], str],
+    load: Callable[[str], T],
+) -> T:
+    """`build(workdir)` run once per test session, its result shared by every test that asks.
 
-    Under pytest-xdist the workers of one run share it too: the first to ask grades it in
-    the run's common temporary folder under a file lock, and records where it landed; the
-    others wait on the lock and read that record. A run that failed is not recorded: the
-    next worker to ask grades again (and fails with the same log)."""
-    if "course" in _CACHE:
-        return _CACHE["course"]
+    Under pytest-xdist the workers of one run share it too: the first to ask builds it in
+    the run's common temporary folder under a file lock, and records `save(result)`; the
+    others wait on the lock and `load` that record. A build that failed is not recorded:
+    the next worker to ask builds again (and fails with the same log)."""
+    if name in _CACHE:
+        return _CACHE[name]  # type: ignore[return-value]
     if not os.environ.get("PYTEST_XDIST_WORKER"):
-        _CACHE["course"] = grade_sample_class(tmp_path_factory.mktemp("nbgrader_course"))
-        return _CACHE["course"]
+        _CACHE[name] = build(tmp_path_factory.mktemp(name))
+        return _CACHE[name]  # type: ignore[return-value]
     common = tmp_path_factory.getbasetemp().parent  # one per run, shared by its workers
-    record = common / "nbgrader_course.json"
-    with open(common / "nbgrader_course.lock", "w") as lock:
+    record = common / f"{name}.json"
+    with open(common / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if not record.exists():
-            workdir = Path(tempfile.mkdtemp(prefix="nbgrader_course-", dir=common))
-            _save(grade_sample_class(workdir), record)
-        _CACHE["course"] = _load(record)
-    return _CACHE["course"]
+            workdir = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=common))
+            record.write_text(save(build(workdir)))
+        _CACHE[name] = load(record.read_text())
+    return _CACHE[name]  # type: ignore[return-value]
+
+
+def shared_graded_course(tmp_path_factory: pytest.TempPathFactory) -> GradedCourse:
+    """The sample class graded by nbgrader once per test session (the first caller pays
+    for it; see `shared_once`)."""
+    return shared_once(tmp_path_factory, "nbgrader_course", grade_sample_class, _save, _load)
 
 
 @pytest.fixture(scope="session")
 def graded_course(tmp_path_factory: pytest.TempPathFactory) -> GradedCourse:
     """The sample class graded by the real nbgrader pipeline, shared by the session."""
     return shared_graded_course(tmp_path_factory)
+
+
+AUTOGRADE_SEED = "7"
+
+
+def autograde_sample_class(workdir: Path) -> Path:
+    """A course of every assignment with the sample class submitted and graded by
+    `autograder grade --seed 7` (the sandboxed grader, not nbgrader); its directory."""
+    from autograder.authoring.sample_class import make_course, submit_sample_class
+
+    names = assignment_names()
+    course = make_course(workdir / "course", names)
+    submit_sample_class(course, names)
+    command = [str(VENV_BIN / "autograder"), "grade", "--quiet", "--seed", AUTOGRADE_SEED]
+    result = subprocess.run(
+        command, cwd=course, env=nbgrader_env(), capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        raise RuntimeError(
+            f"`autograder grade` exited {result.returncode} in {course}\n"
+            f"--- stdout\n{result.stdout[-4000:]}\n--- stderr\n{result.stderr[-8000:]}"
+        )
+    return course
+
+
+def shared_autograded_course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample class graded by `autograder grade` once per test session, for the tests
+    that only read what it recorded (copy it before writing into it; see `shared_once`)."""
+    return shared_once(tmp_path_factory, "autograded_course", autograde_sample_class, str, Path)

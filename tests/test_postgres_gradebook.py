@@ -93,13 +93,16 @@ def grade_by_hand(db_url: str, student: str, points: float) -> None:
 
 def test_postgres_gradebook_records_like_sqlite_and_keeps_manual_grades(tmp_path: Path) -> None:
     sqlite = course_with(tmp_path / "sqlite", None)
-    finish(grade(sqlite))
-    sqlite_url = f"sqlite:///{sqlite / 'gradebook.db'}"
-    grade_by_hand(sqlite_url, "ada", 1.0)
+    sqlite_run = grade(sqlite)  # graded while the server starts and its course is made
 
     with running_postgres() as url:
         course = course_with(tmp_path / "postgres", url)
         assert not (course / "gradebook.db").exists()  # the gradebook lives on the server
+        finish(sqlite_run)
+        sqlite_url = f"sqlite:///{sqlite / 'gradebook.db'}"
+        grade_by_hand(sqlite_url, "ada", 1.0)
+        like_sqlite = export(sqlite)  # nothing changes the SQLite course after this
+
         run = grade(course)
         deadline = time.monotonic() + 300
         while True:  # ada is recorded first; the teacher grades her while the rest runs
@@ -113,9 +116,10 @@ def test_postgres_gradebook_records_like_sqlite_and_keeps_manual_grades(tmp_path
         assert run.poll() is None, "grading ended before the manual grade: nothing was tested"
         finish(run)
         assert written_grade(url, "ada")[1] == 1.0
-        assert export(course) == export(sqlite)
-        assert "ada" in export(course)
+        recorded = export(course)
+        assert recorded == like_sqlite
+        assert "ada" in recorded
 
         finish(grade(course, "--force", "--student", "ada"))  # a regrade keeps it too
         assert written_grade(url, "ada")[1] == 1.0
-        assert export(course) == export(sqlite)
+        assert export(course) == like_sqlite
