@@ -12,7 +12,9 @@ the load average (this machine is shared: a figure means little without it); the
 each process spent per check (the service's processes, the hub, the proxy, this
 client), which the load does not change; and, as the baseline of the same run, the CPU
 of judging the same checks in this process without HTTP or the hub. The first round
-is the one where the service must ask the hub who each token is.
+is preceded, as in a notebook, by each learner's `Exercise(...)` (the Given cell asks
+the service for the learner's numbers): that is where the service first asks the hub who
+each token is, timed and printed apart from the checks.
 
     python benchmarks/check_latency.py --learners 100 --rounds 5
 """
@@ -58,15 +60,16 @@ def check_request(round_number: int) -> dict[str, object]:
     return {"exercise": EXERCISE, "names": [], "cells": cells, "values": values, "kernel": True}
 
 
-def timed_check(url: str, token: str, body: bytes) -> float:
+def timed_request(url: str, token: str, body: bytes, action: str = "check") -> float:
+    """Seconds for one answer of the service to `action` (`check`: it holds verdicts)."""
     request = urllib.request.Request(
-        f"{url}api/check", data=body, headers={"Authorization": f"token {token}"}, method="POST"
+        f"{url}api/{action}", data=body, headers={"Authorization": f"token {token}"}, method="POST"
     )
     start = time.perf_counter()
     with urllib.request.urlopen(request, timeout=60) as response:
         answer = json.loads(response.read())
     elapsed = time.perf_counter() - start
-    assert answer["verdicts"], answer
+    assert answer["verdicts"] if action == "check" else answer["givens"], answer
     return elapsed
 
 
@@ -74,9 +77,9 @@ def p95(seconds: list[float]) -> float:
     return sorted(seconds)[max(0, round(0.95 * len(seconds)) - 1)]
 
 
-def summary(label: str, seconds: list[float]) -> str:
+def summary(label: str, seconds: list[float], what: str = "checks") -> str:
     return (
-        f"{label}: {len(seconds)} checks, p50 {statistics.median(seconds):.3f} s, "
+        f"{label}: {len(seconds)} {what}, p50 {statistics.median(seconds):.3f} s, "
         f"p95 {p95(seconds):.3f} s, max {max(seconds):.3f} s"
     )
 
@@ -159,13 +162,24 @@ def main() -> int:
         try:
             url = hub.direct_checks_url if args.direct else hub.checks_url
             with ThreadPoolExecutor(max_workers=len(learners)) as pool:
+                # each notebook's Given cell, `Exercise(...)`, asks for the learner's numbers
+                # before any check: the service's first sight of each token (asks the hub)
+                opening = json.dumps({"exercise": EXERCISE}).encode()
+                start = threading.Barrier(len(learners))
+
+                def open_exercise(name: str) -> float:
+                    start.wait()
+                    return timed_request(url, hub.tokens[name], opening, action="exercise")
+
+                opened = list(pool.map(open_exercise, learners))
+                opened_load = os.getloadavg()[0]
                 for number in range(args.rounds):
                     body = json.dumps(check_request(number)).encode()
                     gate = threading.Barrier(len(learners))
 
                     def one(name: str, gate: threading.Barrier = gate, body: bytes = body) -> float:
                         gate.wait()
-                        return timed_check(url, hub.tokens[name], body)
+                        return timed_request(url, hub.tokens[name], body)
 
                     before = cpu_by_role(hub.process.pid)
                     rounds.append(list(pool.map(one, learners)))
@@ -177,9 +191,10 @@ def main() -> int:
     where = "direct" if args.direct else "through the hub's proxy"
     print(f"{len(learners)} learners checking at once, {where} (load: 1-minute load average "
           f"after the round, on {os.cpu_count()} cores):")  # fmt: skip
+    opening_label = "Exercise(...) first, as each notebook's Given cell (tokens new)"
+    print(f"  {summary(opening_label, opened, 'answers')}; load {opened_load:.1f}")
     for number, (seconds, load) in enumerate(zip(rounds, loads, strict=True), 1):
-        first = " (tokens new to the service)" if number == 1 else ""
-        print(f"  {summary(f'round {number}{first}', seconds)}; load {load:.1f}")
+        print(f"  {summary(f'round {number}', seconds)}; load {load:.1f}")
     everything = [s for r in rounds for s in r]
     print(f"  {summary('all', everything)}; load {min(loads):.1f}-{max(loads):.1f}")
     print("CPU per check (ms), by process, in each round:")

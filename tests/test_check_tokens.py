@@ -7,10 +7,20 @@ questions; the real hub's refusal is tested in tests/test_check_service.py.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
 from autograder.classroom.checks.tokens import TokenOwners
+
+
+def in_own_loop(run: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """`asyncio.run(run())` on a thread of its own: this pytest worker's thread may have
+    a running loop already (Playwright's sync API, from the browser tests, leaves one)."""
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        thread.submit(lambda: asyncio.run(run())).result()
 
 
 class Hub:
@@ -54,7 +64,7 @@ def test_the_hubs_yes_is_remembered_for_a_while_and_its_no_never() -> None:
         hub.error, hub.known["ben-token"] = None, {"name": "ben"}
         assert await owners.owner("ben-token") == {"name": "ben"}  # the failure was not kept
 
-    asyncio.run(run())
+    in_own_loop(run)
     assert "ada-token" not in repr(owners._known)  # kept as digests only
 
 
@@ -70,7 +80,7 @@ def test_token_owners_are_bounded() -> None:
         await owners.owner("t0")  # the oldest went first: asked again
         assert hub.asked == ["t0", "t1", "t2", "t3", "t4", "t0"]
 
-    asyncio.run(run())
+    in_own_loop(run)
 
 
 def test_checks_arriving_together_ask_the_hub_once() -> None:
@@ -92,4 +102,4 @@ def test_checks_arriving_together_ask_the_hub_once() -> None:
         outcomes = await asyncio.gather(*failing, return_exceptions=True)
         assert all(isinstance(o, RuntimeError) for o in outcomes), outcomes  # none let in
 
-    asyncio.run(run())
+    in_own_loop(run)

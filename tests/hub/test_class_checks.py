@@ -163,7 +163,7 @@ def test_checks_in_the_browser_say_what_self_study_says(
     expected = self_study(user, answered, tmp_path)
     page = log_in(browser, hub, user)
     try:
-        page.goto(f"{hub.url}/user/{user}/lab/tree/checks-{profile}.ipynb")
+        page.goto(f"{hub.url}/user/{user}/lab/tree/checks-{profile}.ipynb?reset")
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=LONG)
         kernel_ready(page)
         try:

@@ -142,7 +142,9 @@ def student_turn(
         # the sample class's answers, written into the fetched copy as the student
         answered = hub.answered(user, profile)
         hub.check_as(user, "cp", str(answered), str(target))
-    page.goto(f"{hub.url}/user/{user}/lab/tree/{ASSIGNMENT}/{ASSIGNMENT}.ipynb")
+    # ?reset: a clean workspace, this notebook alone (an earlier test's notebook, restored
+    # from the student's saved workspace, would sit hidden in another tab)
+    page.goto(f"{hub.url}/user/{user}/lab/tree/{ASSIGNMENT}/{ASSIGNMENT}.ipynb?reset")
     page.wait_for_selector(".jp-Notebook", timeout=LONG)
     page.locator(".jp-NotebookPanel-toolbar").get_by_text("Validate").click()
     dialog = page.locator(".jp-Dialog")

@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import contextlib
 import ctypes
+import gc
 import json
 import os
 import pickle
@@ -261,6 +262,10 @@ def main(argv: list[str] | None = None) -> int:
         kept.enter_context(stored_in(course / STATE_DIR / "references"))
     judging = Judging(secrets.token_bytes(32), site)  # one secret: any judge unseals any seal
     warm_up(judging)
+    # the warmed-up heap (PyTorch, every exercise) stays out of the collector's full scans,
+    # here and in the forked judges: one such scan stalled a whole round of checks
+    gc.collect()
+    gc.freeze()
     judges = Judges(judging, max(1, args.processes))
     print(f"check service on {args.url}, {judges.processes} judges", flush=True)
     with kept:
