@@ -40,6 +40,36 @@ def _png(figure: Any) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+def _bars(
+    name: str,
+    bars: list[tuple[str, float]],
+    *,
+    colour: str,
+    xlabel: str,
+    title: str,
+    alt: str,
+    percent: bool = False,
+) -> Plot:
+    """One horizontal bar per label, the first on top (counts, or percentages)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    labels = [label for label, _ in bars]
+    figure, axes = plt.subplots(figsize=(8, 0.4 * len(labels) + 1.2))
+    axes.barh(range(len(labels)), [value for _, value in bars], color=colour)
+    axes.set_yticks(range(len(labels)), labels, fontsize=9)
+    axes.invert_yaxis()
+    if percent:
+        axes.set_xlim(0, 100)
+    else:
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_xlabel(xlabel)
+    axes.set_title(title)
+    plot = Plot(name, _png(figure), alt + ".")
+    plt.close(figure)
+    return plot
+
+
 def plots(report: ClassReport) -> list[Plot]:
     """The part outcomes (right, root mistake, follow-on, other), the misconceptions
     ranked, and each student's share of the points."""
@@ -47,7 +77,6 @@ def plots(report: ClassReport) -> list[Plot]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
 
     found = []
     parts = [p for p in report.parts if p.submitted]
@@ -77,32 +106,33 @@ def plots(report: ClassReport) -> list[Plot]:
         plt.close(figure)
     top = report.misconceptions
     if top:
-        figure, axes = plt.subplots(figsize=(8, 0.4 * len(top) + 1.2))
-        axes.barh(range(len(top)), [len(m.students) for m in top], color="#b03a2e")
-        axes.set_yticks(range(len(top)), [m.words for m in top], fontsize=9)
-        axes.invert_yaxis()
-        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-        axes.set_xlabel("students who made it (root causes only)")
-        axes.set_title("Misconceptions most worth re-teaching")
-        alt = "Bar chart of the misconceptions, most students first: " + "; ".join(
-            f"{m.words}, {len(m.students)} student{'s' * (len(m.students) != 1)}" for m in top
+        found.append(
+            _bars(
+                "misconceptions",
+                [(m.words, len(m.students)) for m in top],
+                colour="#b03a2e",
+                xlabel="students who made it (root causes only)",
+                title="Misconceptions most worth re-teaching",
+                alt="Bar chart of the misconceptions, most students first: "
+                + "; ".join(
+                    f"{m.words}, {len(m.students)} student{'s' * (len(m.students) != 1)}"
+                    for m in top
+                ),
+            )
         )
-        found.append(Plot("misconceptions", _png(figure), alt + "."))
-        plt.close(figure)
-    rows_ = report.progress
-    if rows_:
-        figure, axes = plt.subplots(figsize=(8, 0.3 * len(rows_) + 1.2))
-        axes.barh(range(len(rows_)), [100 * r.share for r in rows_], color="#2f5f8f")
-        axes.set_yticks(range(len(rows_)), [r.student for r in rows_], fontsize=9)
-        axes.invert_yaxis()
-        axes.set_xlim(0, 100)
-        axes.set_xlabel("% of the points of the assignments counted")
-        axes.set_title("Progress per student")
-        alt = "Bar chart of each student's share of the points: " + "; ".join(
-            f"{r.student} {100 * r.share:.0f}%" for r in rows_
+    if report.progress:
+        found.append(
+            _bars(
+                "progress",
+                [(r.student, 100 * r.share) for r in report.progress],
+                colour="#2f5f8f",
+                xlabel="% of the points of the assignments counted",
+                title="Progress per student",
+                alt="Bar chart of each student's share of the points: "
+                + "; ".join(f"{r.student} {100 * r.share:.0f}%" for r in report.progress),
+                percent=True,
+            )
         )
-        found.append(Plot("progress", _png(figure), alt + "."))
-        plt.close(figure)
     return found
 
 
