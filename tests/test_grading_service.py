@@ -493,7 +493,7 @@ def graded_state(course: Path) -> dict[str, object]:
 
 def test_grading_together_gives_what_grading_one_by_one_gives(tmp_path: Path) -> None:
     """The service grades what arrived together in one run (one gradebook engine, nbgrader's
-    caches shared, a write-ahead-logged gradebook synced once per submission); the same
+    caches shared); the same
     hand-ins graded one run each give the very same grades, comments, autograded notebooks
     and feedback pages."""
     from autograder.authoring.sample_class import released_through_exchange, submit_sample_class

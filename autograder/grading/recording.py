@@ -58,40 +58,6 @@ def import_recorder() -> None:
 
 
 _instructor_cells: dict[tuple[str, str, str, str], dict[str, Any]] | None = None
-_engines: dict[str, Any] | None = None  # db_url -> the engine every Gradebook shares
-
-
-def sqlite_fast_commits(connection: Any, record: Any) -> None:
-    """On each new SQLite connection: write-ahead log, commits not waiting for the disk.
-
-    A commit is then atomic and the database never corrupt, but the last ones may roll
-    back if the machine loses power; `make_durable` closes that gap before a submission
-    is marked graded. (The mode stays with the file: nbgrader and formgrader read it as
-    before, and readers no longer block the grader's commits.)"""
-    cursor = connection.cursor()
-    try:
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-    finally:
-        cursor.close()
-
-
-def make_durable(db_url: str) -> None:
-    """Everything committed to the gradebook at `db_url` is on disk: for a SQLite gradebook
-    in write-ahead-log mode, the log is synced (what synchronous=NORMAL leaves out; other
-    databases sync each commit themselves)."""
-    engine = (_engines or {}).get(db_url)
-    if engine is None or engine.dialect.name != "sqlite" or not engine.url.database:
-        return
-    for suffix in ("-wal", ""):  # the log, then the file checkpoints write into
-        try:
-            fd = os.open(engine.url.database + suffix, os.O_RDONLY)
-        except FileNotFoundError:
-            continue
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 @contextlib.contextmanager
@@ -107,19 +73,13 @@ def recording_caches() -> Iterator[None]:
       schema itself against its meta-schema: once per cell. Here the schema is checked once
       and the same validator raises the same best-matching error.
     - The instructor's cells of each notebook are read from the gradebook once per run.
-    - A SQLite gradebook is put in write-ahead-log mode with synchronous=NORMAL
-      (`sqlite_fast_commits`): nbgrader commits some 45 times per notebook, and each commit
-      in SQLite's default mode waits for the disk twice (about 25 ms each on this loaded
-      machine: over a second per hand-in). `make_durable` syncs once per submission
-      instead, before it is marked graded.
     None of these changes a query's or a check's result, only what is done twice. (And
     nbgrader's harmless SQLAlchemy warnings on a regrade are kept off the output.)
     """
-    global _instructor_cells, _engines
+    global _instructor_cells
     import jsonschema
     import nbgrader.api
     import nbgrader.nbgraderformat.common as metadata_format
-    import sqlalchemy
 
     create_engine = nbgrader.api.create_engine
     engines: dict[str, Any] = {}
@@ -129,8 +89,6 @@ def recording_caches() -> Iterator[None]:
         key = str(url)
         if key not in engines:
             engine = create_engine(url, *args, **kwargs)
-            if engine.dialect.name == "sqlite":
-                sqlalchemy.event.listen(engine, "connect", sqlite_fast_commits)
             engine.dispose = lambda *args, **kwargs: None  # each Gradebook.close disposes
             engines[key] = engine
         return engines[key]
@@ -175,7 +133,6 @@ def recording_caches() -> Iterator[None]:
     metadata.create_all = create_all
     metadata_format.jsonschema = CachedSchemas()
     _instructor_cells = {}
-    _engines = engines
     try:
         with warnings.catch_warnings():
             # nbgrader's regrade path warns on every notebook that SQLAlchemy will not
@@ -190,7 +147,6 @@ def recording_caches() -> Iterator[None]:
         vars(metadata).pop("create_all", None)
         metadata_format.jsonschema = jsonschema
         _instructor_cells = None
-        _engines = None
         for engine in engines.values():
             type(engine).dispose(engine)
 

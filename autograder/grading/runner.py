@@ -48,7 +48,6 @@ from autograder.grading.recording import (
     Recorder,
     UseSanitized,
     import_recorder,
-    make_durable,
     recording_caches,
     use_this_environment,
 )
@@ -215,7 +214,6 @@ class Grader:
                 InjectOutputs.executed.pop(key)
                 UseSanitized.sanitized.pop(key)
         diagnoses.write_diagnoses(self.state, sub.assignment, sub.student, sub.fingerprint, checks)
-        make_durable(self.coursedir.db_url)  # on disk before the marker says it is
         self.markers.graded(sub, score, max_score)
         return Outcome(sub, "graded", sub.notes, score, max_score, time.monotonic() - started)
 
