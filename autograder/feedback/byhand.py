@@ -50,6 +50,8 @@ __all__ = [
 ]
 
 AUTOGRAD_MODULES: Final = ("torch.autograd", "torch.func", "functorch")
+GIVEN_DETAIL: Final = "your given "
+"""The detail of a name bound to a given (`xx = exercise.given("x")`), before its name."""
 _SCOPES: Final = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS: Final = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _KEYWORDS: Final = {
@@ -220,7 +222,7 @@ class _Reader:
         for node, arg in zip(names, args, strict=True):
             assert isinstance(node, ast.Name)
             if isinstance(arg, str) and arg in self.givens:
-                self.bind(node.id, "number", self.givens[arg], f"your given {arg}")
+                self.bind(node.id, "number", self.givens[arg], GIVEN_DETAIL + arg)
             else:
                 self.bind(node.id, "not_arithmetic", None, f"{arg!r:.40} is not a given value")
         return True

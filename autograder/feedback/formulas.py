@@ -14,6 +14,8 @@ import ast
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from autograder.feedback.byhand import GIVEN_DETAIL
+
 if TYPE_CHECKING:
     from autograder.core.quantities import Quantity
     from autograder.core.spec import ExerciseSpec, Factor, Part
@@ -113,8 +115,8 @@ class Formulas:
                 if name in self.point or name in self.spec_defs:
                     continue
                 raise Unreadable(f"unknown name {name}")
-            if held.detail.startswith("your given "):
-                alias = held.detail.removeprefix("your given ")
+            if held.detail.startswith(GIVEN_DETAIL):
+                alias = held.detail.removeprefix(GIVEN_DETAIL)
                 if alias != name:
                     self.learner_defs[name] = ast.Name(alias, ast.Load())
                 continue

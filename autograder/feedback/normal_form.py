@@ -7,7 +7,7 @@ writes a number that equals one of their givens as that given's name, and orders
 operands of a sum or a product, so `x*2`, `2 * x` and `2 * 3.7` (with x = 3.7) all read
 `2 * x`. A bare number, or a line that cannot be read, has no normal form (None).
 
-Cost is bounded: each line is capped in size (`MAX_NODES`) and at most `MAX_HELPERS`
+Cost is bounded: each line is capped in size (`formulas.parse_line`) and at most `MAX_HELPERS`
 helper lines are inlined.
 """
 
@@ -18,31 +18,13 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Final
 
 from autograder.core.verdict import matches
+from autograder.feedback.byhand import GIVEN_DETAIL
+from autograder.feedback.formulas import STRUCTURAL, Unreadable, parse_line, src
 
 if TYPE_CHECKING:
     from autograder.feedback.byhand import HandAnswer
 
-MAX_NODES: Final = 60
 MAX_HELPERS: Final = 8
-STRUCTURAL: Final = (0.0, 1.0, 2.0)
-"""Numbers that are part of a formula's shape (a slope 1, a square's 2), never a given."""
-_GIVEN_PREFIX: Final = "your given "
-
-
-class _Unreadable(Exception):
-    pass
-
-
-def _parse(text: str) -> ast.expr:
-    if text.endswith("...") or len(text) > 400:
-        raise _Unreadable(text)
-    try:
-        node = ast.parse(text, mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as problem:
-        raise _Unreadable(text) from problem
-    if sum(1 for _ in ast.walk(node)) > MAX_NODES:
-        raise _Unreadable(text)
-    return node
 
 
 class _Normaliser(ast.NodeTransformer):
@@ -56,12 +38,12 @@ class _Normaliser(ast.NodeTransformer):
         held = self.answers.get(node.id)
         if node.id in self.keep or held is None or held.status != "number":
             return node
-        if held.detail.startswith(_GIVEN_PREFIX):  # `xx = exercise.given("x")`
-            return ast.Name(held.detail.removeprefix(_GIVEN_PREFIX), ast.Load())
+        if held.detail.startswith(GIVEN_DETAIL):  # `xx = exercise.given("x")`
+            return ast.Name(held.detail.removeprefix(GIVEN_DETAIL), ast.Load())
         self.inlined += 1
         if self.inlined > MAX_HELPERS:
-            raise _Unreadable(node.id)
-        return self.visit(_parse(held.detail))  # type: ignore[no-any-return]
+            raise Unreadable("too many helper lines")
+        return self.visit(parse_line(held.detail))  # type: ignore[no-any-return]
 
     def visit_Constant(self, node: ast.Constant) -> ast.expr:
         number = node.value
@@ -85,15 +67,11 @@ class _Normaliser(ast.NodeTransformer):
                 stack += [current.right, current.left]
             else:
                 operands.append(current)
-        ordered = sorted(operands, key=lambda n: (isinstance(n, ast.Constant) is False, _src(n)))
+        ordered = sorted(operands, key=lambda n: (isinstance(n, ast.Constant) is False, src(n)))
         result = ordered[0]
         for operand in ordered[1:]:
             result = ast.BinOp(result, op(), operand)
         return result
-
-
-def _src(node: ast.AST) -> str:
-    return ast.unparse(node)
 
 
 def normal_form(
@@ -106,13 +84,13 @@ def normal_form(
     names never inlined (the exercise's givens and parts). None for a bare number or a
     line that cannot be read."""
     held = answers.get(name)
-    if held is None or held.status != "number" or held.detail.startswith(_GIVEN_PREFIX):
+    if held is None or held.status != "number" or held.detail.startswith(GIVEN_DETAIL):
         return None
     keep = {*keep, *givens, name}
     try:
-        node = _Normaliser(answers, givens, keep).visit(_parse(held.detail))
-    except (_Unreadable, RecursionError):
+        node = _Normaliser(answers, givens, keep).visit(parse_line(held.detail))
+    except (Unreadable, RecursionError):
         return None
     if not any(isinstance(n, ast.Name) for n in ast.walk(node)):
         return None  # a bare number: the learner's own, not comparable
-    return _src(node)
+    return src(node)
