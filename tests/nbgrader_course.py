@@ -69,18 +69,35 @@ def nbgrader_env() -> dict[str, str]:
     return env
 
 
+def run_nbgrader_process(
+    *args: str, cwd: Path, timeout: float = COMMAND_TIMEOUT, merge_output: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`nbgrader <args>` in `cwd`, its kernels on Unix sockets in a folder of their own;
+    its output captured (with `merge_output`, stderr in stdout, in the order written).
+
+    jupyter_client picks a kernel's TCP ports by asking for free ones and binding them a
+    moment later; with tests, the hub's kernels and nbval side by side, another process
+    can take one in between ("Address already in use", and the nbgrader run fails). One
+    nbgrader run starts its kernels one at a time, so a private socket folder per run
+    leaves nothing to race for.
+    """
+    with tempfile.TemporaryDirectory(prefix="kernel-") as sockets:
+        kernels = ["--KernelManager.transport=ipc", f"--KernelManager.ip={sockets}/k"]
+        return subprocess.run(
+            [str(VENV_BIN / "nbgrader"), *args, *kernels],
+            cwd=cwd,
+            env=nbgrader_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge_output else subprocess.PIPE,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+
 def run_nbgrader(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """Run `nbgrader <args>` in `cwd`; fail with its full log when it exits non-zero."""
-    command = [str(VENV_BIN / "nbgrader"), *args]
-    result = subprocess.run(
-        command,
-        cwd=cwd,
-        env=nbgrader_env(),
-        capture_output=True,
-        text=True,
-        timeout=COMMAND_TIMEOUT,
-        check=False,
-    )
+    result = run_nbgrader_process(*args, cwd=cwd)
     if result.returncode != 0:
         raise RuntimeError(
             f"`nbgrader {' '.join(args)}` exited {result.returncode} in {cwd}\n"

@@ -11,7 +11,6 @@ release passes none) on every notebook, the two side by side.
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,8 +23,8 @@ from nbgrader_course import (
     REPO_ROOT,
     SAMPLE_CLASS,
     assignment_names,
-    nbgrader_env,
     read_expected_grades,
+    run_nbgrader_process,
 )
 
 from autograder.authoring import notebooks as spec_notebooks
@@ -194,17 +193,13 @@ VALIDATING = "[ValidateApp | INFO] Validating '"
 
 def _validate(paths: list[Path], invert: bool) -> dict[str, str]:
     """Run one `nbgrader validate` over `paths`; its output split per notebook name."""
-    args = [str(Path(sys.executable).parent / "nbgrader"), "validate"]
-    args += ["--invert"] if invert else []
-    result = subprocess.run(
-        [*args, *map(str, paths)],
+    result = run_nbgrader_process(
+        "validate",
+        *(["--invert"] if invert else []),
+        *map(str, paths),
         cwd=REPO_ROOT,
-        env=nbgrader_env(),  # unbuffered: the log (stderr) and results (stdout) stay in order
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
         timeout=VALIDATE_TIMEOUT,
-        check=False,
+        merge_output=True,  # unbuffered (nbgrader_env): the log and results in order
     )
     outputs = {}
     for chunk in result.stdout.split(VALIDATING)[1:]:

@@ -31,3 +31,15 @@ def browser() -> Iterator[Browser]:
         )
         yield launched
         launched.close()
+
+
+@pytest.fixture(autouse=True)
+def close_pages_afterwards(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Close every page a test opened when it ends: a notebook left open in a student's
+    JupyterLab is autosaved minutes later, writing their home in the middle of a later
+    test that checks nothing there changes."""
+    yield
+    if "browser" in request.fixturenames:
+        launched: Browser = request.getfixturevalue("browser")
+        for context in launched.contexts:
+            context.close()
