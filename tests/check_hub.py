@@ -27,6 +27,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -242,8 +243,14 @@ class StudentKernel:
             (spec / "kernel.json").write_text(
                 json.dumps({"argv": argv, "display_name": "students", "language": "python"})
             )
+        # on Unix sockets in a folder of its own: TCP ports picked free can be taken by a
+        # process side by side before the kernel binds them (nbgrader_course.py)
+        self.sockets = tempfile.TemporaryDirectory(prefix="kernel-")
         self.manager = KernelManager(
-            kernel_name="students", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)])
+            kernel_name="students",
+            kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)]),
+            transport="ipc",
+            ip=f"{self.sockets.name}/k",
         )
         home = self.environment.root / "home"  # a student's kernel runs in their folder
         home.mkdir(exist_ok=True)
@@ -256,6 +263,7 @@ class StudentKernel:
     def __exit__(self, *exc: object) -> None:
         self.client.stop_channels()
         self.manager.shutdown_kernel(now=True)
+        self.sockets.cleanup()
 
     def run(self, code: str, timeout: float = 120) -> tuple[str, str | None]:
         """(what the cell printed, the error's text or None)."""
