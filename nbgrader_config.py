@@ -45,6 +45,8 @@ _package = {  # where the two packages are, without importing them
     name: importlib.util.find_spec(name).submodule_search_locations[0]
     for name in ("autograder", "nbgrader")
 }
+# The same HTML exporter, its templates compiled once a process, not once a learner.
+c.GenerateFeedback.exporter_class = "autograder.classroom.feedback_exporter.FeedbackExporter"
 c.HTMLExporter.extra_template_basedirs = [
     os.path.join(_package["autograder"], "classroom", "templates"),
     os.path.join(_package["nbgrader"], "server_extensions", "formgrader", "templates"),

@@ -6,7 +6,8 @@ generate_feedback (forced: the submission was just regraded) and release_feedbac
 learner, through `NbGraderAPI` as formgrader does, checks that every page is in the exchange
 where `nbgrader fetch_feedback` looks, and answers one line: `{"ok": true, "pages": N}` or
 `{"ok": false, "reason": "..."}`. Each learner's feedback then costs its own work, not two
-nbgrader start-ups. Rendering runs in a child forked from this warm process and is killed
+nbgrader start-ups nor a compilation of nbconvert's templates (compiled once, at start:
+`feedback_exporter.warm_up`). Rendering runs in a child forked from this warm process and is killed
 past `Budgets.max_render_seconds`: one slow notebook is that learner's failure, never a
 stalled queue. The process runs at a lower CPU priority (`NICENESS`) than the grading
 service: on a machine of few cores, in a rush of hand-ins, grading goes first and feedback
@@ -103,6 +104,7 @@ class Releaser:
         from nbgrader.apps.api import NbGraderAPI
 
         from autograder.classroom.collect import ExchangeCollector
+        from autograder.classroom.feedback_exporter import warm_up
         from autograder.grading.budgets import Budgets
         from autograder.sandbox.workers import load_config
 
@@ -112,6 +114,7 @@ class Releaser:
         self.coursedir = exchange.coursedir
         self.outbound = exchange.inbound.parent / "feedback"
         self.api = NbGraderAPI(coursedir=self.coursedir, config=config)
+        warm_up(config)  # every learner's forked child starts with the compiled templates
 
     def release(self, assignment: str, student: str) -> int:
         """Generate and release one learner's feedback; the pages released."""
