@@ -39,6 +39,7 @@ from queue import Empty
 from typing import Any
 
 import nbformat
+import process_tree
 
 REPO = Path(__file__).resolve().parents[1]
 VENV = Path(sys.prefix)
@@ -176,13 +177,17 @@ class CheckHub:
         return path.read_text(errors="replace")[-6000:] if path.exists() else ""
 
     def stop(self) -> None:
+        """Stop the hub, and whatever it started that its own clean-up left running."""
         if self.process.poll() is None:
+            started = process_tree.family(self.process.pid)
             os.killpg(self.process.pid, signal.SIGTERM)
             try:
-                self.process.wait(timeout=30)
+                self.process.wait(timeout=120)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
+            if left := process_tree.end(started):
+                print(f"the check hub left processes running, killed: {left}", file=sys.stderr)
 
 
 @dataclass

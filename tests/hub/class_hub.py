@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import process_tree  # tests/ (conftest.py puts it on the path)
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -368,12 +370,15 @@ class ClassHub:
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
+            started = process_tree.family(self.process.pid)
             os.killpg(self.process.pid, signal.SIGTERM)  # the hub stops its users' servers
             try:
                 self.process.wait(timeout=180)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
+            if left := process_tree.end(started):  # its proxy and services: own sessions
+                print(f"the class hub left processes running, killed: {left}", file=sys.stderr)
         for user in self.created:
             deadline = time.monotonic() + 120
             while True:

@@ -1,0 +1,57 @@
+"""Stopping a test's server with everything it started, even what left its process group.
+
+JupyterHub starts its proxy and its managed services in sessions of their own, so a
+signal to the hub's process group misses them; if the hub is killed before its own
+clean-up, they outlive the test (a proxy and a check service per run, left running).
+`family(pid)` notes every descendant of a process while it still runs (a process that
+lost its parent is re-parented and could no longer be found); `end(family)` kills what
+of them is still alive, each checked to be the same process (its start time), never a
+later one that reused the number.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+Process = tuple[int, str]  # (pid, start time in clock ticks since boot)
+
+
+def _stat(pid: int) -> tuple[int, str] | None:
+    """(parent pid, start time) of `pid`, or None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2 :].split()  # the name, in parentheses, may hold spaces
+    return int(fields[1]), fields[19]
+
+
+def family(pid: int) -> list[Process]:
+    """`pid` and every process descended from it, as they are now."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (stat := _stat(int(entry.name))):
+            children.setdefault(stat[0], []).append(int(entry.name))
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        if stat := _stat(current):
+            found.append((current, stat[1]))
+            pending += children.get(current, [])
+    return found
+
+
+def end(processes: list[Process]) -> list[int]:
+    """SIGKILL each of `processes` still running as itself; the pids it killed."""
+    killed = []
+    for pid, started in processes:
+        stat = _stat(pid)
+        if stat is None or stat[1] != started:
+            continue
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+    return killed
