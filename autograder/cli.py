@@ -10,13 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-# jsonschema (under nbformat) imports this optional checker of the "iri" format, which
-# compiles a grammar at import: over a second of every command's start-up. No notebook
-# schema uses that format, so the command goes without it.
-sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
-
-from autograder.core.terminal import shown  # noqa: E402
-from autograder.sandbox.workers import (  # noqa: E402
+from autograder.core.terminal import shown
+from autograder.sandbox.workers import (
     Sandbox,
     SandboxUnavailable,
     Worker,
@@ -126,6 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="after grading, generate and release each learner's feedback (nbgrader's)",
     )
     serve.add_argument(
+        "--feedback-processes",
+        type=int,
+        default=2,
+        metavar="N",
+        help="warm processes releasing feedback side by side (default 2)",
+    )
+    serve.add_argument(
         "--no-collect",
         action="store_true",
         help="grade only what is put in submitted/ (e.g. by `nbgrader collect`)",
@@ -217,9 +219,11 @@ def checked_sandbox(args: argparse.Namespace, course: Path) -> Sandbox | None:
     if not course.is_dir():
         print(f"error: course directory {course} does not exist", file=sys.stderr)
         return None
-    if args.jobs < 1:
-        print("error: --jobs must be at least 1", file=sys.stderr)
-        return None
+    counts = {"--jobs": args.jobs, "--feedback-processes": getattr(args, "feedback_processes", 1)}
+    for option, count in counts.items():
+        if count < 1:
+            print(f"error: {option} must be at least 1", file=sys.stderr)
+            return None
     problem = course_problem(course)
     if problem:
         print(f"error: {problem}", file=sys.stderr)

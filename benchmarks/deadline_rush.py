@@ -97,6 +97,15 @@ def hand_in(inbound: Path, student: str, notebook: Path) -> float:
     return time.perf_counter()
 
 
+def cpu_times() -> tuple[float, float, float]:
+    """The machine's (busy, idle, stolen) CPU seconds since boot, all cores (/proc/stat)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    tick = os.sysconf("SC_CLK_TCK")
+    idle = fields[3] + fields[4]  # idle, iowait
+    stolen = fields[7] if len(fields) > 7 else 0  # the hypervisor's, for other machines
+    return (sum(fields[:8]) - idle - stolen) / tick, idle / tick, stolen / tick
+
+
 def quantile(values: list[float], share: float) -> float:
     """The value `share` of the way up `values` sorted (inf when there is none)."""
     ordered = sorted(values)
@@ -286,6 +295,7 @@ def main() -> int:
 
         start = time.perf_counter()
         load_at_start = os.getloadavg()[0]
+        cpu_at_start = cpu_times()
         try:
             for i, student in enumerate(students):
                 drain(start + i * args.within / len(students))
@@ -295,6 +305,8 @@ def main() -> int:
             deadline = time.perf_counter() + args.wait
             while len(released) + len(failed) < len(students) and time.perf_counter() < deadline:
                 drain(min(deadline, time.perf_counter() + 1.0))
+            rush = time.perf_counter() - start
+            busy, idle, stolen = (b - a for a, b in zip(cpu_at_start, cpu_times(), strict=True))
         finally:
             service.send_signal(signal.SIGTERM)
             service.wait(timeout=120)
@@ -306,6 +318,11 @@ def main() -> int:
         f"{len(students)} hand-ins placed in {spread:.1f} s through the exchange (1-minute "
         f"load average: {load_at_start:.1f} at the start, {load_after_spread:.1f} after the "
         f"last hand-in, {os.getloadavg()[0]:.1f} at the end)"
+    )
+    print(
+        f"the machine over those {rush:.0f} s, to the last feedback: {busy / rush:.2f} of "
+        f"{os.cpu_count()} cores busy ({busy / len(students):.2f} CPU-s a hand-in), "
+        f"{idle / rush:.2f} idle, {stolen / rush:.2f} taken by the hypervisor"
     )
     print(f"hand-in to graded:           {percentiles(to_graded)}  (goal: p95 under {GOAL:g} s)")
     print(f"hand-in to feedback released: {percentiles(to_released)}  (goal: the same)")

@@ -28,6 +28,8 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,22 +63,22 @@ timeout, say, passes on the second)."""
 FEEDBACK_RETRY_SECONDS = 1.0
 
 
-class FeedbackReleaser:
-    """Releases feedback one learner at a time, in a background thread, through a warm
-    `python -m autograder.classroom.release_feedback` process (nbgrader loaded once); prints each
-    outcome."""
+class FeedbackLane:
+    """One warm `python -m autograder.classroom.release_feedback` process (nbgrader loaded
+    once) and the thread that hands it this lane's learners, one at a time, in order."""
 
-    def __init__(self, course: Path) -> None:
+    def __init__(self, course: Path, number: int, waiting: Callable[[], int]) -> None:
         self.course = course
+        self.log = worker_log_dir(course) / f"feedback-{number}.log"
+        self.waiting = waiting
         self.jobs: queue.Queue[tuple[str, str, float] | None] = queue.Queue()
         self.process = self._start()
-        self.thread = threading.Thread(target=self._run, name="feedback", daemon=True)
+        self.thread = threading.Thread(target=self._run, name=f"feedback-{number}", daemon=True)
         self.thread.start()
 
     def _start(self) -> subprocess.Popen[str]:
-        log_dir = worker_log_dir(self.course)
-        log_dir.mkdir(parents=True, exist_ok=True)
-        with open(log_dir / "feedback.log", "a") as log:
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "a") as log:
             return subprocess.Popen(
                 [sys.executable, "-m", "autograder.classroom.release_feedback", str(self.course)],
                 stdin=subprocess.PIPE,
@@ -98,8 +100,7 @@ class FeedbackReleaser:
             answer: dict[str, Any] = json.loads(line)
             if "ready" not in answer:
                 return answer
-        log = worker_log_dir(self.course) / "feedback.log"
-        return {"ok": False, "reason": f"the feedback process ended (see {log})"}
+        return {"ok": False, "reason": f"the feedback process ended (see {self.log})"}
 
     def _run(self) -> None:
         while (job := self.jobs.get()) is not None:
@@ -116,7 +117,7 @@ class FeedbackReleaser:
                     break
             if answer["ok"]:
                 after = time.time() - since
-                waiting = self.jobs.qsize()
+                waiting = self.waiting()
                 say(
                     f"feedback {key}: released {answer['pages']} page(s) "
                     f"{after:.2f} s after submission"
@@ -124,9 +125,6 @@ class FeedbackReleaser:
                 )
             else:
                 say(f"FAILED feedback {key} (tried {FEEDBACK_ATTEMPTS} times): {answer['reason']}")
-
-    def add(self, assignment: str, student: str, since: float) -> None:
-        self.jobs.put((assignment, student, since))
 
     def close(self) -> None:
         """Finish what is queued, then stop the warm process."""
@@ -139,6 +137,28 @@ class FeedbackReleaser:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+class FeedbackReleaser:
+    """Releases feedback in the background through `processes` lanes; a learner's feedback
+    always goes through the same lane (by their name), so two versions of one learner's
+    pages are never written at once and the newer is always written last."""
+
+    def __init__(self, course: Path, processes: int) -> None:
+        self.lanes = [FeedbackLane(course, n, self.waiting) for n in range(processes)]
+
+    def waiting(self) -> int:
+        return sum(lane.jobs.qsize() for lane in self.lanes)
+
+    def add(self, assignment: str, student: str, since: float) -> None:
+        lane = self.lanes[zlib.crc32(student.encode()) % len(self.lanes)]
+        lane.jobs.put((assignment, student, since))
+
+    def close(self) -> None:
+        """Finish what is queued in every lane (they go on side by side meanwhile), then
+        stop their processes."""
+        for lane in self.lanes:
+            lane.close()
 
 
 def collect(collector: ExchangeCollector) -> None:
@@ -190,7 +210,7 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
         grader.close(now=True)
         say(f"error: cannot collect from the exchange: {problem} (or --no-collect)")
         return 2
-    feedback = FeedbackReleaser(course) if args.release_feedback else None
+    feedback = FeedbackReleaser(course, args.feedback_processes) if args.release_feedback else None
     source = "submitted/" if args.no_collect else f"{collector.inbound} and submitted/"
     say(f"serving {course}: grading new submissions from {source} (Ctrl-C stops)")
     failed: dict[str, str] = {}  # submission -> the reason last printed
