@@ -51,7 +51,8 @@ c.ExchangeCollect.check_owner = False); then it grades every new or changed subm
 under submitted/ (what it collected at once, anything else put there within seconds),
 into the gradebook, as `autograder grade` does: what arrived together in one run, one
 line per submission graded or refused. With --release-feedback, feedback is released in
-the background at a lower CPU priority: in a rush of hand-ins grading goes first.
+the background (--feedback-processes side by side) at a lower CPU priority: in a rush of
+hand-ins grading goes first.
 """
 
 SECRET_DESCRIPTION = """\

@@ -12,8 +12,9 @@ What arrived together is graded together: one grading run over every pending sub
 sharing the gradebook's engine and nbgrader's caches (a folder seen new is collected on a
 second look just before grading, not one whole run later). With `--release-feedback`,
 each graded submission's feedback is generated and released with nbgrader's own commands,
-one at a time in the background by a warm process (`autograder.classroom.release_feedback`)
-at a lower CPU priority, so in a rush grading goes first, and checked to be in the
+in the background by warm processes side by side (`autograder.classroom.release_feedback`;
+each learner always through the same one) at a lower CPU priority, so in a rush grading
+goes first, and checked to be in the
 exchange where `nbgrader fetch_feedback` looks. `python benchmarks/deadline_rush.py`
 measures a rush (and `--profile N` where the time goes).
 """
