@@ -8,7 +8,10 @@
 - the manifests parse, have what Kubernetes requires, and name only claims, config maps
   and secrets that are defined; the grading Job runs `autograder grade` on the course;
 - every version pinned in the image recipe agrees with constraints.txt and pyproject.toml,
-  torch comes from the CPU index, the student stage copies nothing that knows an answer;
+  torch comes from the CPU index, the student stage copies nothing that knows an answer
+  (its `autograder` is the answer-free one the learner stage writes);
+- the check service's Deployment, Service and network, and the values that register it
+  with the hub and point students' kernels at it, agree with `make class`'s;
 - the exchange gate, on a real exchange folder, forwards truthful hand-ins, refuses the
   rest and delivers feedback that the real `nbgrader release_feedback` released.
 """
@@ -283,7 +286,9 @@ def test_every_claim_config_map_and_secret_named_is_defined() -> None:
     secrets = {ref["name"] for ref in _walk(everything, "secretKeyRef")}
     assert "gradebook-db" in secrets
     assert ("Secret", "gradebook-db") in defined
-    assert secrets - {"gradebook-db"} == {"hub-oauth"}  # made by hand, README says how
+    # hub-oauth is made by hand (the README says how); hub is the chart's own, which holds
+    # the API token the chart made for the check service
+    assert secrets - {"gradebook-db"} == {"hub-oauth", "hub"}
 
 
 def test_grading_job_runs_autograder_grade_on_the_course() -> None:
@@ -414,7 +419,9 @@ def stages(text: str) -> dict[str, list[str]]:
     return result
 
 
-STUDENT_MAY_COPY = {"autograd_lessons", "course", "exercises", "deploy/kubernetes/student/"}
+STUDENT_MAY_COPY = {"course", "exercises", "deploy/kubernetes/student/"}
+LEARNER_OUTPUT = "/opt/backward-course/lib"  # the learner stage's answer-free packages
+LEARNER_MAY_COPY = {"autograder", "autograder_client", "autograd_lessons"}
 
 
 def student_stage_problems(text: str) -> list[str]:
@@ -427,9 +434,21 @@ def student_stage_problems(text: str) -> list[str]:
     for line in student:
         if line.startswith(("COPY", "ADD")):
             parts = [p for p in line.split()[1:] if not p.startswith("--")]
+            allowed = STUDENT_MAY_COPY
+            if "--from=learner" in line.split():  # only what learner_package wrote
+                allowed = {LEARNER_OUTPUT}
             for source in parts[:-1]:
-                if source not in STUDENT_MAY_COPY:
+                if source not in allowed:
                     problems.append(f"student stage copies {source}")
+    learner = stages(text).get("learner", [])
+    writes = f"python -m autograder.classroom.checks.learner_package {LEARNER_OUTPUT}"
+    if not any(line.startswith("RUN") and line.endswith(writes) for line in learner):
+        problems.append("the learner stage does not write the answer-free packages")
+    for line in learner:
+        if line.startswith(("COPY", "ADD")):
+            for source in [p for p in line.split()[1:] if not p.startswith("--")][:-1]:
+                if source not in LEARNER_MAY_COPY:
+                    problems.append(f"learner stage copies {source}")
     return problems
 
 
@@ -439,7 +458,7 @@ def student_from_stack(text: str) -> bool:
 
 def test_student_image_holds_no_answers() -> None:
     assert student_stage_problems(DOCKERFILE) == []
-    assert set(stages(DOCKERFILE)) == {"stack", "student", "instructor"}
+    assert set(stages(DOCKERFILE)) == {"stack", "learner", "student", "instructor"}
     for target in ("student", "instructor"):
         assert f"--target {target}" in DOCKERFILE
     assert (DEPLOY / "student" / "nbgrader_config.py").is_file()
@@ -447,11 +466,68 @@ def test_student_image_holds_no_answers() -> None:
 
 @pytest.mark.parametrize(
     "line",
-    ["COPY solutions /opt/x", "COPY . /opt/backward-course", "COPY autograder /opt/lib/autograder"],
+    [
+        "COPY solutions /opt/x",
+        "COPY . /opt/backward-course",
+        "COPY autograder /opt/lib/autograder",
+        "COPY --from=learner /src/autograder /opt/lib/autograder",
+        "COPY --from=instructor /opt/backward-course /opt/x",
+    ],
 )
 def test_student_check_fails_on_an_answer_in_the_image(line: str) -> None:
     mutated = DOCKERFILE.replace("COPY course ", f"{line}\nCOPY course ")
     assert student_stage_problems(mutated) != []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("COPY autograd_lessons /src/autograd_lessons", "COPY solutions /src/solutions"),
+        ("python -m autograder.classroom.checks.learner_package", "true"),
+    ],
+)
+def test_learner_check_fails_on_a_stage_that_could_hold_answers(old: str, new: str) -> None:
+    assert old in DOCKERFILE
+    assert student_stage_problems(DOCKERFILE.replace(old, new)) != []
+
+
+def test_the_check_service_is_the_hubs_and_students_reach_it() -> None:
+    """The check service's Deployment, Service and network, and the values that make the
+    hub know it and the students' kernels use it, agree with what `make class` sets up
+    (autograder/classroom/checks/hub.py)."""
+    from autograder.classroom.checks.hub import ACCESS, SERVER_SCOPES, SERVICE, URL_VARIABLE
+
+    docs = {d["kind"]: d for name, d in manifests() if name == "check-service.yaml"}
+    deployment, service, policy = docs["Deployment"], docs["Service"], docs["NetworkPolicy"]
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"][:3] == ["python", "-m", "autograder.classroom.checks.service"]
+    assert container["image"].endswith("backward-course-instructor:0.1.0")
+    assert "--course-dir" in container["command"]  # the course's id and secret: its numbers
+    env = {e["name"]: e for e in container["env"]}
+    token = env["JUPYTERHUB_API_TOKEN"]["valueFrom"]["secretKeyRef"]
+    assert token == {"name": "hub", "key": f"hub.services.{SERVICE}.apiToken"}
+    assert env["JUPYTERHUB_SERVICE_PREFIX"]["value"] == f"/services/{SERVICE}/"
+    port = service["spec"]["ports"][0]["port"]
+    assert env["JUPYTERHUB_SERVICE_URL"]["value"].endswith(f":{port}")
+    url = VALUES["hub"]["services"][SERVICE]["url"]
+    assert url == f"http://{service['metadata']['name']}:{port}"
+    assert VALUES["singleuser"]["extraEnv"][URL_VARIABLE] == f"{url}/services/{SERVICE}/"
+    assert VALUES["hub"]["config"]["KubeSpawner"]["server_token_scopes"] == SERVER_SCOPES
+    assert ACCESS in VALUES["hub"]["loadRoles"]["user"]["scopes"]
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= labels.items()
+    assert labels["hub.jupyter.org/network-access-hub"] == "true"  # the chart's hub policy
+    reach = [
+        rule
+        for rule in VALUES["singleuser"]["networkPolicy"]["egress"]
+        if rule["to"][0]["podSelector"]["matchLabels"].items() <= labels.items()
+    ]
+    assert [r["ports"] for r in reach] == [[{"port": port, "protocol": "TCP"}]]
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
+    admitted = [f["podSelector"]["matchLabels"] for f in policy["spec"]["ingress"][0]["from"]]
+    student = profiles()["student"]["kubespawner_override"]["extra_labels"]
+    assert student.items() <= {k: v for m in admitted for k, v in m.items()}.items()
+    assert policy["spec"]["ingress"][0]["ports"] == [{"port": port, "protocol": "TCP"}]
 
 
 def test_build_context_leaves_runtime_data_out() -> None:
