@@ -462,7 +462,17 @@ def test_a_judge_that_dies_is_replaced(hub: CheckHub) -> None:
         except urllib.error.HTTPError as error:
             statuses.append(error.code)
     assert set(statuses[:-1]) <= {200, 503} and statuses[-1] == 200, statuses
-    assert not set(judges) & {pid for pid, _ in child_processes(service[0])}
+    replacements = [pid for pid, _ in child_processes(service[0])]
+    assert replacements and not set(judges) & set(replacements)
+    # forked while the service holds its listening socket and learners' connections:
+    # a replacement keeps none of them, only the channel to the service
+    for pid in replacements:
+        sockets = [
+            fd.name
+            for fd in Path(f"/proc/{pid}/fd").iterdir()
+            if os.readlink(fd).startswith("socket:")
+        ]
+        assert len(sockets) == 1, (pid, sockets)
 
 
 def child_processes(parent: int) -> list[tuple[int, bytes]]:

@@ -67,6 +67,15 @@ def _die_with_parent() -> None:
         os._exit(0)
 
 
+def _close_all_but(channel: int) -> None:
+    """Close every descriptor but the standard three and `channel`: a judge forked to
+    replace one that died would otherwise hold the service's listening socket and every
+    learner's open connection (nothing uses them; Python's objects for them are never
+    closed again, the judge ends with os._exit)."""
+    os.closerange(3, channel)
+    os.closerange(channel + 1, os.sysconf("SC_OPEN_MAX"))
+
+
 def _receive(channel: socket.socket) -> Any:
     """One framed message from `channel` (blocking), or None at its end."""
     header = channel.recv(FRAME.size, socket.MSG_WAITALL)
@@ -103,10 +112,11 @@ class Judges:
     def _fork(self) -> socket.socket:
         ours, theirs = socket.socketpair()
         pid = os.fork()
-        if pid == 0:  # the judge: it keeps no other judge's channel open
+        if pid == 0:  # the judge: it keeps nothing open but its own channel
             try:
                 for channel in [ours, *self.pids]:
                     channel.close()
+                _close_all_but(theirs.fileno())
                 _judge_forever(self.judging, theirs)
             finally:
                 os._exit(0)
