@@ -70,6 +70,18 @@ def test_unknown_assignment_is_named(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "no_such_assignment" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "words",
+    [["grade", "--jobs", "0"], ["serve", "-j", "-1"], ["serve", "--feedback-processes", "0"]],
+)
+def test_a_count_below_one_is_a_usage_error(
+    words: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*words, "--course-dir", str(tmp_path)]) == 2
+    option = words[1] if words[1] != "-j" else "--jobs"
+    assert f"{option} must be at least 1" in capsys.readouterr().err
+
+
 def test_outside_a_course_folder_is_an_error_that_leaves_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
