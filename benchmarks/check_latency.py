@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
+import process_tree  # noqa: E402
 from check_hub import CheckHub  # noqa: E402
 
 from autograder.authoring.sample_class import SAMPLE_CLASS  # noqa: E402
@@ -84,33 +85,11 @@ def summary(label: str, seconds: list[float], what: str = "checks") -> str:
     )
 
 
-def process_parents() -> dict[int, int]:
-    """Every process's parent (read from /proc)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            parents[int(entry.name)] = int(fields[1])
-    return parents
-
-
-def descendants(root: int, parents: dict[int, int]) -> list[int]:
-    """`root` and every process below it."""
-    found, frontier = [root], [root]
-    while frontier:
-        frontier = [pid for pid, parent in parents.items() if parent in frontier]
-        found += frontier
-    return found
-
-
 def cpu_by_role(root: int) -> dict[str, float]:
     """CPU seconds (user + system) of the hub's processes so far, by role; and this one."""
     used = dict.fromkeys([*ROLES.values(), "judges", "client"], 0.0)
-    parents = process_parents()
-    for pid in descendants(root, parents):
+    parents = process_tree.parents()
+    for pid in process_tree.descendants(root, parents):
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()

@@ -29,19 +29,31 @@ def _stat(pid: int) -> tuple[int, str] | None:
     return int(fields[1]), fields[19]
 
 
-def family(pid: int) -> list[Process]:
-    """`pid` and every process descended from it, as they are now."""
-    children: dict[int, list[int]] = {}
+def parents() -> dict[int, int]:
+    """Every running process's parent pid, by pid."""
+    found = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and (stat := _stat(int(entry.name))):
-            children.setdefault(stat[0], []).append(int(entry.name))
+            found[int(entry.name)] = stat[0]
+    return found
+
+
+def descendants(pid: int, parent_of: dict[int, int] | None = None) -> list[int]:
+    """`pid` and every process below it, from `parent_of` (default: `parents()` now)."""
+    children: dict[int, list[int]] = {}
+    for child, parent in (parent_of if parent_of is not None else parents()).items():
+        children.setdefault(parent, []).append(child)
     found, pending = [], [pid]
     while pending:
         current = pending.pop()
-        if stat := _stat(current):
-            found.append((current, stat[1]))
-            pending += children.get(current, [])
+        found.append(current)
+        pending += children.get(current, [])
     return found
+
+
+def family(pid: int) -> list[Process]:
+    """`pid` and every process descended from it, as they are now."""
+    return [(p, stat[1]) for p in descendants(pid) if (stat := _stat(p))]
 
 
 def end(processes: list[Process]) -> list[int]:

@@ -18,6 +18,7 @@ students' environment, each minutes to start.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -31,6 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
+import process_tree
 import pytest
 from check_hub import (
     REPO,
@@ -478,11 +480,8 @@ def test_a_judge_that_dies_is_replaced(hub: CheckHub) -> None:
 def child_processes(parent: int) -> list[tuple[int, bytes]]:
     """(pid, command line) of the processes whose parent is `parent` (from /proc)."""
     found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            if entry.name.isdigit() and int(stat[1]) == parent:
-                found.append((int(entry.name), (entry / "cmdline").read_bytes()))
-        except (OSError, IndexError):
-            continue
+    for pid, its_parent in process_tree.parents().items():
+        if its_parent == parent:
+            with contextlib.suppress(OSError):
+                found.append((pid, Path(f"/proc/{pid}/cmdline").read_bytes()))
     return found
