@@ -34,7 +34,8 @@ lab: $(STAMP)  ## set up everything, then start JupyterLab on the course (prints
 #              tests that share a fixture); the hub test apart: one sync Playwright a process
 #   hub        the JupyterHub class end to end
 #   notebooks  nbval over the lessons and the exercises
-WORKERS ?= 4
+# two workers per core: many tests spend their time waiting on servers and kernels
+WORKERS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 2) )))
 TEST_PHASES := test-checks test-pytest test-hub test-notebooks-course test-notebooks-exercises
 .PHONY: $(TEST_PHASES)
 

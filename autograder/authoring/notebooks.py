@@ -287,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         if failed:
             print(
-                "solutions/ disagrees with the specs: run `make solutions` (spec_notebooks --write)"
+                "solutions/ disagrees with the specs: run "
+                "`python -m autograder.authoring.notebooks --write`, then `make exercises`"
             )
             return 1
         print(f"solutions/ agrees with the specs ({len(args.names or SPECS)} exercises)")

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 class Quantity:
     """One graded answer of an exercise, with PyTorch's value for one learner.
 
-    `value` is always produced by running PyTorch (see `spec_engine`), never typed in.
+    `value` is always produced by running PyTorch (see `core.engine`), never typed in.
     `values` holds every named value of the learner's exercise (givens, forward nodes,
     parts): the facts a diagnosis reads the chain from. `part` and `spec` are None for a
     quantity made by hand (tests).

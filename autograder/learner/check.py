@@ -1,14 +1,14 @@
 """`Exercise(name)`: what the notebooks' locked cells call.
 
-- `exercise.given("x", "w")` returns the learner's own numbers (see `spec_learner` for
-  whose) and prints whose they are;
+- `exercise.given("x", "w")` returns the learner's own numbers (see `learner.identity`
+  for whose) and prints whose they are;
 - `exercise.check("dL_dw")` judges the answer against PyTorch's value for those numbers;
 - `exercise.check_function("train")` calls the learner's function on drawn cases;
 - `exercise.check_class("value_add")` builds random graphs with the learner's `Value`;
 - `exercise.practise()` switches to fresh random numbers, outside the graded record
   (`exercise.practise(False)` switches back; under `nbgrader autograde` it does nothing).
 
-The verdicts come from `spec_answers.judge`, which the trusted grader also calls with the
+The verdicts come from `feedback.judge`, which the trusted grader also calls with the
 answers read from the submission's source and the numbers of the submission's folder.
 """
 
