@@ -405,3 +405,55 @@ def test_evaluate_expression() -> None:
     assert byhand.evaluate_expression("2 * (a - y)", {"a": 5.0, "y": 2.0}) == 6.0
     with pytest.raises(ValueError, match="cannot evaluate"):
         byhand.evaluate_expression("w.grad", {"w": 1.0})
+
+
+# --- a kernel's growing history: each cell read once ------------------------------------
+
+HISTORY_CELLS = [
+    'x, w = exercise.given("x", "w")',
+    "h = w * x\ndL_dh = 2 * h",
+    "dL_dw = dL_dh * x",
+    "dL_dw = w.grad",
+    "dL_dw = 2 * (",
+    "raise NotImplementedError()\ndL_dh = 1",
+    "dL_dh = 3 * x",
+    "",
+]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(HISTORY_CELLS), st.booleans()), max_size=30))
+def test_a_growing_history_reads_as_if_read_from_its_start(steps: list[tuple[str, bool]]) -> None:
+    """Cells run one after another, a check after some: the incremental reading gives
+    exactly what reading the whole history gives."""
+    givens = {"x": 3.0, "w": -2.0}
+    reader = byhand.HistoryReader()
+    history: list[str] = []
+    for cell, check in steps:
+        history.append(cell)
+        if check:
+            assert reader.answers(list(history), givens) == read_hand_answers(history, givens)
+
+
+def test_a_history_that_is_not_the_one_read_extended_is_read_again() -> None:
+    reader = byhand.HistoryReader()
+    assert reader.answers(["a = 1", "b = a * 2"])["b"].value == 2
+    assert reader.answers(["a = 5", "b = a * 2", "c = b"])["c"].value == 10  # other cells
+    assert reader.answers(["b = 7"])["b"].value == 7  # shorter: a reset history
+    cells = ['x = exercise.given("x")', "y = 2 * x"]
+    assert reader.answers(cells, {"x": 1.0})["y"].value == 2
+    assert reader.answers(cells, {"x": 4.0})["y"].value == 8  # other numbers (practice)
+
+
+def test_checks_over_a_long_session_read_each_cell_once() -> None:
+    """400 cells with a check after each cost what one reading of the 400 does; reading
+    the whole history at every check (the control) costs about 200 times that."""
+    cells = [f"step_{i} = {i} * 2 + 1" for i in range(400)]
+    once, incremental, every_time = byhand.ReadingCost(), byhand.ReadingCost(), byhand.ReadingCost()
+    read_hand_answers(cells, None, once)
+    reader = byhand.HistoryReader(incremental)
+    for run in range(1, len(cells) + 1):
+        reader.answers(cells[:run])
+        read_hand_answers(cells[:run], None, every_time)
+    assert incremental == once
+    assert every_time.parsed_chars > 100 * once.parsed_chars

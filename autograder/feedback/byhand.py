@@ -43,6 +43,7 @@ __all__ = [
     "MAX_NODES",
     "SALVAGE_PARSES",
     "HandAnswer",
+    "HistoryReader",
     "ReadingCost",
     "assigned_names",
     "evaluate_expression",
@@ -90,6 +91,49 @@ def read_hand_answers(
         if isinstance(source, str):
             reader.read_cell(source)
     return reader.answers
+
+
+class HistoryReader:
+    """`read_hand_answers` over a history of cells that only grows (IPython's), each cell
+    read once: a check reads only the cells run since the one before, so a long session's
+    checks cost what its cells do, not cells × checks.
+
+    The cells read are kept (IPython keeps them anyway) and compared by identity, a
+    pointer per cell; a history that is not the one read so far extended (another list, a
+    `%reset`, other givens) is read again from its first cell. The answers are always
+    exactly `read_hand_answers(cells, givens)`.
+    """
+
+    def __init__(self, cost: ReadingCost | None = None) -> None:
+        self._cost = cost
+        self._reader: _Reader | None = None
+        self._givens: dict[str, float] = {}
+        self._read: list[str] = []
+
+    def answers(
+        self, cells: Sequence[str], givens: Mapping[str, float] | None = None
+    ) -> dict[str, HandAnswer]:
+        """What each name is assigned in `cells`, read in order; later cells win."""
+        chosen = dict(givens or {})
+        reader, read = self._reader, self._read
+        extended = (
+            reader is not None
+            and chosen == self._givens
+            and len(cells) >= len(read)
+            and all(now is before for now, before in zip(cells, read, strict=False))
+        )
+        if reader is None or not extended:
+            reader, read = _Reader(chosen, self._cost), []
+            self._reader, self._givens, self._read = reader, chosen, read
+        try:
+            for source in cells[len(read) :]:
+                if isinstance(source, str):
+                    reader.read_cell(source)
+                read.append(source)
+        except BaseException:
+            self._reader = None  # half-read: read again from the start next time
+            raise
+        return dict(reader.answers)
 
 
 def evaluate_expression(expression: str, names: Mapping[str, object]) -> Number:

@@ -24,7 +24,7 @@ from autograder.core.quantities import Quantity
 from autograder.core.spec import CODE_KINDS
 from autograder.core.verdict import MISSING, Verdict
 from autograder.exercises import exercise_spec, function_tasks, learner_givens, practice_givens
-from autograder.feedback.byhand import HandAnswer, read_hand_answers
+from autograder.feedback.byhand import HandAnswer, HistoryReader
 from autograder.feedback.judge import JudgeContext, judge, judge_hand
 from autograder.feedback.references import reference_quantities
 from autograder.learner.identity import grading, learner_identity, learner_site
@@ -67,6 +67,7 @@ class Exercise:
         self.learner, self.source = learner_identity()
         self.site, self.key = learner_site(self.learner)
         self._practice: dict[str, float] | None = None
+        self._history = HistoryReader()  # the kernel's cells, each read once
 
     def __repr__(self) -> str:
         return f"Exercise({self.name!r})"
@@ -107,7 +108,7 @@ class Exercise:
         """Check the named answers (all hand answers when none is named); raise AnswerMismatch."""
         namespace, cells = learner_state(sys._getframe(1))
         givens = self.givens
-        hand = read_hand_answers(cells, givens) if cells is not None else None
+        hand = self._history.answers(cells, givens) if cells is not None else None
         context = JudgeContext(self.name, givens, hand, runtime=namespace)
         hand_parts = [p.name for p in self.spec.parts if p.kind not in CODE_KINDS]
         for name in names:
