@@ -1,9 +1,12 @@
-"""environment.yml (conda, Binder) and the pip install agree on every pinned version."""
+"""environment.yml (conda, Binder) and the pip install agree on every pinned version; the
+system-package step fails `make test` and CI, rather than leaving their tests to skip."""
 
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -96,3 +99,32 @@ def test_requires_python_is_as_strict_as_every_pinned_package() -> None:
         if needs and floor not in SpecifierSet(needs):
             refusing[match["name"]] = needs
     assert not refusing, f"requires-python {spec} admits Pythons these refuse: {refusing}"
+
+
+def install_without_root(tmp_path: Path, **strictness: str) -> subprocess.CompletedProcess[str]:
+    """tools/install_system_packages.sh run by an ordinary user with no sudo, on a PATH
+    where none of the packages is found (only `id` is)."""
+    bare = tmp_path / "bin"
+    if not bare.is_dir():
+        bare.mkdir()
+        (bare / "id").symlink_to("/usr/bin/id")
+    tmp_path.chmod(0o755)
+    env = ["env", "-i", f"PATH={bare}", *(f"{k}={v}" for k, v in strictness.items())]
+    script = ["/bin/bash", str(REPO / "tools" / "install_system_packages.sh")]
+    user = ["runuser", "-u", "nobody", "--"] if os.geteuid() == 0 else []
+    return subprocess.run(
+        [*user, *env, *script], capture_output=True, text=True, check=False, timeout=60
+    )
+
+
+def test_missing_system_packages_fail_make_test_and_ci_but_not_a_plain_run(
+    tmp_path: Path,
+) -> None:
+    for strict in ({"EVERY_TEST": "1"}, {"CI": "true"}):
+        refused = install_without_root(tmp_path, **strict)
+        assert refused.returncode == 1, (strict, refused.stderr)
+        assert "sudo apt-get install bubblewrap" in refused.stderr
+        assert "make test runs every test" in refused.stderr
+    plain = install_without_root(tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    assert "the browser tests skip" in plain.stderr
