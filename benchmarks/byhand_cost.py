@@ -6,7 +6,11 @@ long windows, ...); an honest cell of the same size is the baseline. The reader 
 linear: seconds per KB about the same at every size. Run it on an older checkout to see
 the before figures (`PYTHONPATH=/path/to/old python benchmarks/byhand_cost.py`).
 
-    python benchmarks/byhand_cost.py [--sizes 4000,16000,64000]
+It then times a self-study kernel's checks late in a long session (a check after every
+cell): the check reading the whole history again against `HistoryReader`, which reads only
+the cells run since the last check.
+
+    python benchmarks/byhand_cost.py [--sizes 4000,16000,64000] [--sessions 200,2000,10000]
 """
 
 from __future__ import annotations
@@ -129,10 +133,41 @@ def seconds(cell: str) -> float:
     return time.process_time() - start
 
 
+SESSION_CELLS = (
+    'x, w, b, y = exercise.given("x", "w", "b", "y")',
+    "h = w * x + b\na = max(0.0, h)",
+    "L = (a - y) ** 2\ndL_da = 2 * (a - y)",
+    "dL_dw = dL_da * (1.0 if h > 0 else 0.0) * x",
+)
+GIVENS = {"x": 1.5, "w": 2.0, "b": -0.5, "y": 1.0}
+
+
+def late_checks(cells: int, timed: int = 50) -> tuple[float, float]:
+    """CPU seconds per check over the last `timed` checks of a session of `cells` cells:
+    (reading the whole history at each, `HistoryReader`)."""
+    from autograder.feedback.byhand import HistoryReader, read_hand_answers
+
+    history = [f"{SESSION_CELLS[i % len(SESSION_CELLS)]}  # run {i}" for i in range(cells)]
+    reader = HistoryReader()
+    for run in range(1, cells - timed):
+        reader.answers(history[:run], GIVENS)
+    start = time.process_time()
+    for run in range(cells - timed, cells + 1):
+        reader.answers(history[:run], GIVENS)
+    incremental = time.process_time() - start
+    start = time.process_time()
+    for run in range(cells - timed, cells + 1):
+        read_hand_answers(history[:run], GIVENS)
+    whole = time.process_time() - start
+    assert reader.answers(history, GIVENS) == read_hand_answers(history, GIVENS)
+    return whole / (timed + 1), incremental / (timed + 1)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="4000,16000,64000")
     parser.add_argument("--limit", type=float, default=60.0, help="skip larger sizes after this")
+    parser.add_argument("--sessions", default="200,2000,10000", help="cells run in a session")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"{'cell':<20}" + "".join(f"{f'{s // 1000} KB s/KB':>14}" for s in sizes))
@@ -146,6 +181,14 @@ def main() -> int:
                 row += "  (larger sizes skipped)"
                 break
         print(row, flush=True)
+    columns = ("whole history ms/check", "HistoryReader ms/check")
+    print(f"\n{'cells run':>10}{columns[0]:>26}{columns[1]:>26}{'ratio':>8}")
+    for cells in (int(n) for n in args.sessions.split(",")):
+        whole, incremental = late_checks(cells)
+        ratio = whole / incremental if incremental else float("inf")
+        print(
+            f"{cells:>10}{whole * 1000:>26.2f}{incremental * 1000:>26.3f}{ratio:>8.0f}", flush=True
+        )
     return 0
 
 
