@@ -39,7 +39,12 @@ __all__ = ["AnswerMismatch", "CheckUnavailable", "Exercise"]
 URL_VARIABLE = "AUTOGRADER_CHECKS_URL"
 TIMEOUT_VARIABLE = "AUTOGRADER_CHECKS_TIMEOUT"
 DEFAULT_TIMEOUT = 10.0
-MAX_CELLS = 2000
+MAX_CELLS = 2000  # the service reads at most this many of a kernel's latest cells
+LONG_HISTORY = (
+    "\n  This kernel has run more than {count} cells, and only the last {count} are read: "
+    "numbers given or worked out before them count as unknown. Restart the kernel and run "
+    "the notebook from the top."
+)
 
 
 class CheckUnavailable(RuntimeError):
@@ -165,7 +170,12 @@ class Exercise:
             "values": values,
             "kernel": bool(namespace),
         }
-        self._ask_verdicts("check", request)
+        try:
+            self._ask_verdicts("check", request)
+        except AnswerMismatch as mismatch:
+            if cells is None or len(cells) <= MAX_CELLS:
+                raise
+            raise AnswerMismatch(f"{mismatch}{LONG_HISTORY.format(count=MAX_CELLS)}") from None
 
     def check_function(self, name: str, seed: int | None = None) -> None:
         """Run the learner's function `name` on the service's cases; raise AnswerMismatch."""

@@ -231,6 +231,25 @@ def test_raising_and_missing_code_is_worded_as_in_self_study(
 # --- whose numbers -----------------------------------------------------------------------
 
 
+def test_a_history_longer_than_the_service_reads_is_named(
+    students_env: StudentsEnvironment, hub: CheckHub
+) -> None:
+    """The service reads a kernel's last MAX_CELLS cells: once the Given cell is older than
+    that, a failed check says why and what to do, instead of only blaming the answer."""
+    from autograder_client import MAX_CELLS
+
+    with kernel(students_env, hub, "ada") as k:
+        k.run(f"from autograder import Exercise\nexercise = Exercise({NEURON!r})")
+        k.run('x, w, b, y = exercise.given("x", "w", "b", "y")')
+        k.run("h = w * x + b")
+        printed, error = k.run("exercise.check('h')")
+        assert error is None and "✓" in printed, (printed, error)
+        k.run(f"get_ipython().history_manager.input_hist_parsed.extend(['pass'] * {MAX_CELLS})")
+        printed, error = k.run("exercise.check('h')")
+        assert error is not None and "✗" in error, (printed, error)
+        assert f"more than {MAX_CELLS} cells" in error and "Restart the kernel" in error
+
+
 def test_a_forged_user_name_changes_nothing(
     students_env: StudentsEnvironment, hub: CheckHub
 ) -> None:
