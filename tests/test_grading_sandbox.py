@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import process_tree
 import pytest
 
 from autograder.authoring.sample_class import (
@@ -506,30 +507,15 @@ def with_retries(action: Any) -> None:
 
 def descendants(root: int) -> dict[int, tuple[str, str]]:
     """pid -> (cmdline, Uid line) of every descendant of `root` right now."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-                parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-    found, frontier = {}, [root]
-    while frontier:
-        parent = frontier.pop()
-        for pid, ppid in parents.items():
-            if ppid == parent and pid not in found:
-                try:
-                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-                    uid = next(
-                        line
-                        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-                        if line.startswith("Uid:")
-                    )
-                except (OSError, StopIteration):
-                    continue
-                found[pid] = (cmdline.decode(errors="replace"), uid)
-                frontier.append(pid)
+    found = {}
+    for pid in process_tree.descendants(root)[1:]:  # the first is `root` itself
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            status = Path(f"/proc/{pid}/status").read_text().splitlines()
+            uid = next(line for line in status if line.startswith("Uid:"))
+        except (OSError, StopIteration):
+            continue  # it ended meanwhile
+        found[pid] = (cmdline.decode(errors="replace"), uid)
     return found
 
 

@@ -10,7 +10,8 @@ settings, workspaces and kernelspecs cannot change what the tests see, and the v
 one that imports `autograd_lessons` and `autograder`).
 
 Chromium is Debian's (`/usr/bin/chromium`); Playwright never downloads a browser. When
-it is missing the tests skip, except under CI (`CI=true`), where they fail.
+it is missing the tests skip, except under CI (`CI=true`) and `make test` (`EVERY_TEST=1`),
+where they fail.
 
 `Notebook` drives one notebook tab through the user interface (menus, clicks, keys) and
 reads the DOM; `LabServer` reads and cleans up through the REST API.
