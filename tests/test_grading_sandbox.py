@@ -53,9 +53,13 @@ ASSIGNMENTS = [HAND, CODE]
 HONEST = ["ada", "ben", "dee"]
 SECRET = "instructor-secret-7f3a"
 LAUNCH = Path(__file__).resolve().parent.parent / "autograder" / "sandbox" / "launch.py"
+# 20 s of wall time: the probes walk the whole host file system and the fork attacks fill
+# the notebook's memory, on a 2-core machine that runs the rest of the suite alongside
+# (10 s timed them out once, in CI). The CPU limit is above the wall time, so the
+# infinite loop is always stopped by the wall clock, and says so.
 LIMITS = """
-c.Sandbox.wall_seconds = 10
-c.Sandbox.cpu_seconds = 10
+c.Sandbox.wall_seconds = 20
+c.Sandbox.cpu_seconds = 30
 c.Sandbox.memory_mb = 400
 c.Sandbox.max_output_bytes = 200_000
 c.Budgets.max_cells = 300
@@ -101,7 +105,7 @@ def cell_with(nb: Any, grade_id: str) -> Any:
     return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
 
 
-PROBE = r"""
+PRIVILEGE_PROBE = r"""
 import ctypes, json, os
 libc = ctypes.CDLL(None, use_errno=True)
 status = dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l)
@@ -125,21 +129,31 @@ attempt('setuid_root', lambda: os.setuid(0))
 attempt('ptrace_attach', lambda: libc.ptrace(16, 1, 0, 0))
 probe['sys_entries'] = len(os.listdir('/sys')) if os.path.isdir('/sys') else 0
 probe['block_devices'] = [d for d in os.listdir('/dev') if d.startswith(('sd', 'vd', 'nvme', 'mem', 'kmem', 'port'))]
+print('PROBE ' + json.dumps(probe))
+"""
+
+# Every file the sandbox can see (all of /, but /proc, /sys and /dev), searched for the
+# answers by name. Apart from the privilege probe: the walk is most of its time budget.
+ANSWER_PROBE = r"""
+import json, os
+probe = {'files_seen': 0}
 answers = []
-for top in ('/usr', '/opt', '/etc', '/run', '/work', '/root', '/home', '/tmp', '/scratch', '/var'):
-    for root, dirs, files in os.walk(top):
-        for name in files:
-            if name in ('references.py', 'quantities.py', 'functions.py', 'diagnose.py', 'judge.py', 'check.py', 'spec.py', 'engine.py', 'byhand.py') and 'autograder' in root:
-                answers.append(os.path.join(root, name))
-            if 'a_neuron_by_hand' in name or 'three_mechanics' in name:
-                answers.append(os.path.join(root, name))
+for root, dirs, files in os.walk('/'):
+    if root == '/':
+        dirs[:] = [d for d in dirs if d not in ('proc', 'sys', 'dev')]
+    probe['files_seen'] += len(files)
+    for name in files:
+        if name in ('references.py', 'quantities.py', 'functions.py', 'diagnose.py', 'judge.py', 'check.py', 'spec.py', 'engine.py', 'byhand.py') and 'autograder' in root:
+            answers.append(os.path.join(root, name))
+        if 'a_neuron_by_hand' in name or 'three_mechanics' in name:
+            answers.append(os.path.join(root, name))
 probe['answer_files'] = answers
 try:
     import autograder.feedback.references
     probe['import_references'] = 'ALLOWED'
 except ImportError:
     probe['import_references'] = 'refused'
-print('PROBE ' + json.dumps(probe))
+print('ANSWERS ' + json.dumps(probe))
 """
 
 WORKER_ID = r"""
@@ -269,7 +283,7 @@ def attacks(hand: Any, code: Any, paths: dict[str, str]) -> dict[tuple[str, str]
     a["empty_outputs"] = fill(
         hand,
         # 1,000 small displays: twice the count budget, a fifth of the byte budget, and
-        # quick enough to finish well inside the 10 s wall budget on a loaded machine.
+        # quick enough to finish well inside the wall budget on a loaded machine.
         "from IPython.display import display\nfor i in range(1_000):\n    display(i)",
     )
     a["steal_files"] = fill(
@@ -299,7 +313,8 @@ def attacks(hand: Any, code: Any, paths: dict[str, str]) -> dict[tuple[str, str]
         "except Exception as e:\n    print('no network', e)",
     )
     a["read_environment"] = fill(hand, "import os\nprint(dict(os.environ))")
-    a["probe_privilege"] = fill(hand, PROBE)
+    a["probe_privilege"] = fill(hand, PRIVILEGE_PROBE)
+    a["probe_answers"] = fill(hand, ANSWER_PROBE)
     a["forge_frames"] = fill(
         hand,
         "import json, os, struct\n"
@@ -691,6 +706,17 @@ def reasons(graded: dict[str, Any], student: str, assignment: str = HAND) -> str
     return " ".join(graded["outcomes"][(student, assignment)]["reasons"])
 
 
+def printed_once(graded: dict[str, Any], student: str, tag: str) -> dict[str, Any]:
+    """The one report a probe printed; if it printed none, why the notebook stopped."""
+    found = printed(graded, student, tag)
+    assert len(found) == 1, (
+        f"{student} printed {len(found)} {tag} reports",
+        reasons(graded, student),
+        autograded_text(graded, student)[-3000:],
+    )
+    return found[0]
+
+
 # ------------------------------------------------------------------ what must hold
 
 
@@ -796,12 +822,8 @@ def test_the_plan_comes_from_the_gradebook(graded: dict[str, Any]) -> None:
 
 
 def test_no_answer_is_reachable_from_the_sandbox(graded: dict[str, Any]) -> None:
-    found = printed(graded, "probe_privilege", "PROBE")
-    assert len(found) == 1, (
-        reasons(graded, "probe_privilege"),
-        autograded_text(graded, "probe_privilege")[-3000:],
-    )
-    (probe,) = found
+    probe = printed_once(graded, "probe_answers", "ANSWERS")
+    assert probe["files_seen"] > 10_000, probe  # the walk saw Python and the venv
     assert probe["import_references"] == "refused"
     assert probe["answer_files"] == []
     text = autograded_text(graded, "call_reference", CODE)
@@ -809,7 +831,7 @@ def test_no_answer_is_reachable_from_the_sandbox(graded: dict[str, Any]) -> None
 
 
 def test_the_sandbox_holds_no_privilege(graded: dict[str, Any]) -> None:
-    (probe,) = printed(graded, "probe_privilege", "PROBE")
+    probe = printed_once(graded, "probe_privilege", "PROBE")
     for caps in ("CapEff", "CapPrm", "CapBnd", "CapAmb"):
         assert probe[caps] == "0000000000000000", (caps, probe)
     assert probe["NoNewPrivs"] == "1"
@@ -837,7 +859,7 @@ def test_the_sandbox_holds_no_privilege(graded: dict[str, Any]) -> None:
 
 
 def test_limits_hold_for_all_processes_of_a_notebook(graded: dict[str, Any]) -> None:
-    (survivors,) = printed(graded, "memory_children", "SURVIVORS")
+    survivors = printed_once(graded, "memory_children", "SURVIVORS")
     # 5 children x 300 MiB against 400 MiB for the notebook: at most one can live.
     assert survivors["alive"] <= 1, survivors
 
