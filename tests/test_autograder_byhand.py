@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import ast
-import time
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reading_work import budget, work
 
 from autograder.feedback import byhand
 from autograder.feedback.byhand import HandAnswer, read_hand_answers
@@ -271,10 +271,10 @@ HOSTILE = [
 
 
 @pytest.mark.parametrize("source", HOSTILE, ids=lambda s: s[:30])
-def test_hostile_arithmetic_is_refused_fast(source: str) -> None:
-    start = time.perf_counter()
-    got = answer("x", source)
-    assert time.perf_counter() - start < 2.0
+def test_hostile_arithmetic_is_refused_within_the_work_budget(source: str) -> None:
+    spent, answers = work([source])
+    assert spent <= budget([source])
+    got = answers["x"]
     assert got.status == "error"
     assert got.value is None
 
@@ -300,26 +300,25 @@ def test_deep_nesting_of_names_is_refused() -> None:
 )
 def test_code_is_never_run(source: str, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
-    start = time.perf_counter()
-    got = answer("x", source.format(marker=marker))
-    assert time.perf_counter() - start < 1.0
+    cell = source.format(marker=marker)
+    spent, answers = work([cell])
+    assert spent <= budget([cell])
+    got = answers["x"]
     assert got.status == "not_arithmetic"
     assert not marker.exists()
 
 
-def test_a_huge_history_is_read_in_reasonable_time() -> None:
+def test_a_huge_history_is_read_within_the_work_budget() -> None:
     cells = [f"v{i} = {i} * 2 + 1\nw{i} = v{i} ** 2" for i in range(2000)]
-    start = time.perf_counter()
-    answers = read_hand_answers(cells)
-    assert time.perf_counter() - start < 5.0
+    spent, answers = work(cells)
+    assert spent <= budget(cells)
     assert answers["w1999"].value == float((1999 * 2 + 1) ** 2)
 
 
 def test_salvaging_a_broken_cell_is_bounded() -> None:
     cell = "\n".join(f"x{i} = (" for i in range(400))
-    start = time.perf_counter()
-    answers = read(cell)
-    assert time.perf_counter() - start < 5.0
+    spent, answers = work([cell])
+    assert spent <= budget([cell])
     assert answers["x0"].status == "error"
 
 

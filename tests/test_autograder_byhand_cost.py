@@ -1,54 +1,23 @@
 """Reading hand answers costs work in proportion to the cell, whatever the cell holds.
 
-Work is counted, not timed: every call the interpreter makes while reading (Python and C
-functions, counted with `sys.setprofile`) plus every character handed to the parser. The
-stated budget is `WORK_PER_CHAR` per character of the cell (an honest cell of worked
-answers costs about 25); `benchmarks/byhand_cost.py` prints the seconds per KB.
+Work is counted, not timed (`reading_work`). The stated budget is `WORK_PER_CHAR` per
+character of the cell (an honest cell of worked answers costs about 25);
+`benchmarks/byhand_cost.py` prints the seconds per KB.
 """
 
 from __future__ import annotations
 
-import sys
-from types import FrameType
-from typing import Any
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reading_work import budget, work
 
 from autograder.feedback.byhand import (
     MAX_CELL_CHARS,
     HandAnswer,
-    ReadingCost,
     read_hand_answers,
 )
 from benchmarks.byhand_cost import ATTACKS, honest
-
-WORK_PER_CHAR = 100
-"""Budget: interpreter calls plus parsed characters per character of the cell."""
-WORK_BASE = 20_000
-"""Budget: fixed work per reading (imports warmed, small cells)."""
-
-
-def work(cells: list[str]) -> tuple[int, dict[str, HandAnswer]]:
-    """(work spent reading `cells`, the answers read)."""
-    cost = ReadingCost()
-    calls = 0
-
-    def count(frame: FrameType, event: str, arg: Any) -> None:
-        nonlocal calls
-        calls += 1
-
-    sys.setprofile(count)
-    try:
-        answers = read_hand_answers(cells, cost=cost)
-    finally:
-        sys.setprofile(None)
-    return calls + cost.parsed_chars, answers
-
-
-def budget(cells: list[str]) -> int:
-    return WORK_BASE + WORK_PER_CHAR * sum(map(len, cells))
 
 
 @pytest.mark.parametrize("family", sorted(ATTACKS))
