@@ -27,6 +27,10 @@ from pathlib import Path
 
 import pytest
 from _pytest.nodeid import coerce_node_id
+from every_test_runs import (  # noqa: F401  (the plugin's hooks: a skip fails under CI)
+    pytest_configure,
+    pytest_runtest_makereport,
+)
 
 TESTS = Path(__file__).resolve().parent
 

@@ -128,3 +128,56 @@ def test_missing_system_packages_fail_make_test_and_ci_but_not_a_plain_run(
     plain = install_without_root(tmp_path)
     assert plain.returncode == 0, plain.stderr
     assert "the browser tests skip" in plain.stderr
+
+
+SKIPPING = """
+import pytest
+
+def test_needs_a_tool():
+    pytest.skip("the tool is missing")
+
+@pytest.mark.machine_specific
+def test_describes_another_machine():
+    pytest.skip("not this kind of machine")
+
+@pytest.fixture
+def tool():
+    pytest.skip("the fixture's tool is missing")
+
+def test_uses_a_tool(tool):
+    pass
+
+@pytest.mark.xfail(reason="known")
+def test_known_to_fail():
+    assert False
+"""
+
+
+def run_skipping_tests(tmp_path: Path, **strictness: str) -> subprocess.CompletedProcess[str]:
+    """pytest, with tests/every_test_runs.py, on tests that skip, in a clean environment."""
+    (tmp_path / "test_skipping.py").write_text(SKIPPING)
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "EVERY_TEST")}
+    env.update(strictness, PYTHONPATH=str(REPO / "tests"))
+    command = [sys.executable, "-m", "pytest", "-p", "every_test_runs", "-p", "no:cacheprovider"]
+    return subprocess.run(
+        [*command, "-rA", "-p", "no:randomly", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_a_skip_fails_make_test_and_ci_but_not_a_plain_run(tmp_path: Path) -> None:
+    plain = run_skipping_tests(tmp_path)
+    assert plain.returncode == 0, plain.stdout
+    assert "3 skipped, 1 xfailed in" in plain.stdout, plain.stdout
+    for strict in ({"EVERY_TEST": "1"}, {"CI": "true"}):
+        run = run_skipping_tests(tmp_path, **strict)
+        assert run.returncode == 1, (strict, run.stdout)
+        assert "1 failed, 1 skipped, 1 xfailed, 1 error in" in run.stdout, run.stdout
+        assert "the tool is missing" in run.stdout
+        assert "the fixture's tool is missing" in run.stdout
+        assert "run every test: a skip would be a check reported as passed" in run.stdout

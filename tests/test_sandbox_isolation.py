@@ -185,6 +185,7 @@ def test_a_deeply_nested_display_is_dropped_with_a_note(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ cgroup v2
 
 
+@pytest.mark.machine_specific
 def test_cgroup_v2_is_refused_with_the_fix_where_it_offers_no_controllers() -> None:
     """This machine: memory, pids and cpu are bound to v1, the v2 hierarchy has none."""
     if v2_mount() is None or not v1_mounted():
