@@ -77,7 +77,7 @@ browser: $(STAMP) system axe $(HUB)/node_modules  ## the JupyterLab and JupyterH
 notebooks: $(STAMP)  ## execute every notebook with nbval (lessons: outputs compared)
 	$(MAKE) --no-print-directory test-notebooks-course test-notebooks-exercises
 
-system:  ## install bubblewrap (grading sandbox) and Chromium (browser tests) if missing
+system:  ## install what the tests and the class need from Debian (bubblewrap, Chromium, PostgreSQL, npm) if missing
 	@bash tools/install_system_packages.sh
 
 axe:  ## install axe-core from npm into tools/axe (the browser suite's accessibility checks)
@@ -115,8 +115,9 @@ class:  ## JupyterHub for the class (as root): sudo make class INSTRUCTOR=<login
 	@[ -n "$(INSTRUCTOR)" ] || { echo "usage: sudo make class INSTRUCTOR=<the instructor's login>"; exit 2; }
 	@# before building anything: can every user run the chosen Python?
 	@$(CHOSEN_PYTHON) tools/check_python.py --every-user
-	$(AS_OWNER) $(MAKE) --no-print-directory $(STAMP) $(HUB)/node_modules PYTHON=$(PYTHON)
+	@# the system packages first: npm builds the proxy below
 	@$(MAKE) --no-print-directory system
+	$(AS_OWNER) $(MAKE) --no-print-directory $(STAMP) $(HUB)/node_modules PYTHON=$(PYTHON)
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python autograder/classroom/hub/serve.py \
 	  --instructor $(INSTRUCTOR) $(CLASS_OPTIONS)
 
@@ -141,16 +142,20 @@ environment.yml: pyproject.toml  ## rewrite environment.yml from the pins in pyp
 clean:  ## remove the virtual environment (keeps the gradebook and every submission)
 	rm -rf $(VENV)
 
-INSTRUCTOR_DATA := release submitted autograded feedback downloaded gradebook.db .autograder \
+INSTRUCTOR_DATA := release submitted autograded feedback downloaded gradebook.db \
                    grades.csv reports
-clean-grades:  ## DELETE the gradebook (SQLite or PostgreSQL), submissions and manual grades (needs CONFIRM=1)
+# .autograder/ holds the grader's records (deleted with the grades) and the course's secret
+# (kept: it decides every learner's numbers; `autograder secret --help`).
+clean-grades:  ## DELETE the gradebook (SQLite or PostgreSQL), submissions and manual grades (needs CONFIRM=1); keeps the course's secret
 	@if [ "$(CONFIRM)" != 1 ]; then \
-	  echo "This deletes the instructor's data: $(INSTRUCTOR_DATA)"; \
+	  echo "This deletes the instructor's data: $(INSTRUCTOR_DATA) .autograder/"; \
 	  echo "the gradebook's tables if it is in PostgreSQL (site_config.py's db_url),"; \
 	  echo "including manual grades and every submission. Run: make clean-grades CONFIRM=1"; \
+	  echo "It keeps .autograder/givens_secret: every learner's numbers stay the same."; \
 	  exit 1; fi
 	@# a PostgreSQL gradebook's tables are dropped through the course's environment
 	@if [ -x $(BIN)/python ]; then $(BIN)/python -m autograder.classroom.clean_grades --course-dir $(CURDIR); \
 	elif grep -qs postgresql site_config.py; then \
 	  echo "the gradebook is in PostgreSQL: set up first (make $(STAMP)), then run this again"; exit 1; fi
 	rm -rf $(INSTRUCTOR_DATA)
+	@[ ! -d .autograder ] || find .autograder -mindepth 1 -maxdepth 1 ! -name givens_secret -exec rm -rf {} +

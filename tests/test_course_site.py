@@ -175,6 +175,8 @@ def test_zip_collect_takes_canvas_blackboard_and_moodle_names(tmp_path: Path) ->
 def test_make_clean_keeps_instructor_data(tmp_path: Path) -> None:
     shutil.copy(REPO / "Makefile", tmp_path)
     data = ["gradebook.db", "submitted/ada/a.ipynb", "autograded/ada/a.ipynb", "grades.csv"]
+    data += [".autograder/graded/a/ada.json", ".autograder/refused/x/reason.txt"]
+    secret = tmp_path / ".autograder" / "givens_secret"
     for rel in [*data, ".venv/bin/python"]:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("x")
@@ -184,8 +186,11 @@ def test_make_clean_keeps_instructor_data(tmp_path: Path) -> None:
     refused = run("make", "clean-grades", cwd=tmp_path)
     assert refused.returncode != 0 and "CONFIRM=1" in refused.stdout
     assert all((tmp_path / rel).exists() for rel in data)
+    secret.write_text("the course's secret")
     assert run("make", "clean-grades", "CONFIRM=1", cwd=tmp_path).returncode == 0
     assert not any((tmp_path / rel).exists() for rel in data)
+    assert sorted(p.name for p in secret.parent.iterdir()) == ["givens_secret"]
+    assert secret.read_text() == "the course's secret"  # every learner keeps their numbers
 
 
 @pytest.mark.nbgrader

@@ -273,6 +273,27 @@ def _walk(node: Any, key: str) -> list[Any]:
     return found
 
 
+def readme_install_steps() -> list[str]:
+    """The lines of the README's Kubernetes install block."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("Install (namespace `backward-course`", 1)[1].split("```bash\n", 1)[1]
+    return block.split("```", 1)[0].splitlines()
+
+
+def test_the_readme_installs_every_manifest_and_the_check_service_after_the_chart() -> None:
+    """A manifest the install steps never apply would be missing from every class that
+    follows them; the check service needs the chart's Secret `hub`, so it comes after helm."""
+    steps = readme_install_steps()
+    text = "\n".join(steps)
+    for path in sorted((DEPLOY / "manifests").glob("*.yaml")):
+        if path.name.endswith(".example.yaml"):
+            continue  # a template for a Secret the steps create with kubectl
+        assert f"deploy/kubernetes/manifests/{path.name}" in text, path.name
+    helm = next(i for i, line in enumerate(steps) if line.startswith("helm upgrade"))
+    checks = next(i for i, line in enumerate(steps) if "check-service.yaml" in line)
+    assert checks > helm
+
+
 def test_every_claim_config_map_and_secret_named_is_defined() -> None:
     docs = [d for _, d in manifests()]
     defined = {(d["kind"], d["metadata"].get("name")) for d in docs}

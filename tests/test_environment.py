@@ -6,8 +6,10 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -101,20 +103,35 @@ def test_requires_python_is_as_strict_as_every_pinned_package() -> None:
     assert not refusing, f"requires-python {spec} admits Pythons these refuse: {refusing}"
 
 
-def install_without_root(tmp_path: Path, **strictness: str) -> subprocess.CompletedProcess[str]:
-    """tools/install_system_packages.sh run by an ordinary user with no sudo, on a PATH
-    where none of the packages is found (only `id` is)."""
-    bare = tmp_path / "bin"
+def without_root(
+    folder: Path, script: str, *args: str | Path, as_nobody: bool = True, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """A script of tools/ run with no root and no sudo, on a PATH (`folder`/bin) holding
+    only `id`, `dirname` and `rm`, in an environment of `env`. As nobody under root; with
+    `as_nobody=False`, as this user, whom the PATH's `id` calls uid 1000 (for a Python in
+    a folder nobody cannot open, as pyenv's under /root)."""
+    bare = folder / "bin"
     if not bare.is_dir():
-        bare.mkdir()
-        (bare / "id").symlink_to("/usr/bin/id")
-    tmp_path.chmod(0o755)
-    env = ["env", "-i", f"PATH={bare}", *(f"{k}={v}" for k, v in strictness.items())]
-    script = ["/bin/bash", str(REPO / "tools" / "install_system_packages.sh")]
-    user = ["runuser", "-u", "nobody", "--"] if os.geteuid() == 0 else []
+        bare.mkdir(parents=True)
+        for command in ("dirname", "rm"):
+            (bare / command).symlink_to(f"/usr/bin/{command}")
+        if as_nobody:
+            (bare / "id").symlink_to("/usr/bin/id")
+        else:
+            (bare / "id").write_text("#!/bin/sh\necho 1000\n")
+            (bare / "id").chmod(0o755)
+    folder.chmod(0o755)
+    environment = ["env", "-i", f"PATH={bare}", *(f"{k}={v}" for k, v in env.items())]
+    command = ["/bin/bash", str(REPO / "tools" / script), *map(str, args)]
+    user = ["runuser", "-u", "nobody", "--"] if os.geteuid() == 0 and as_nobody else []
     return subprocess.run(
-        [*user, *env, *script], capture_output=True, text=True, check=False, timeout=60
+        [*user, *environment, *command], capture_output=True, text=True, check=False, timeout=60
     )
+
+
+def install_without_root(tmp_path: Path, **strictness: str) -> subprocess.CompletedProcess[str]:
+    """tools/install_system_packages.sh, where none of the packages is found."""
+    return without_root(tmp_path, "install_system_packages.sh", **strictness)
 
 
 def test_missing_system_packages_fail_make_test_and_ci_but_not_a_plain_run(
@@ -128,6 +145,27 @@ def test_missing_system_packages_fail_make_test_and_ci_but_not_a_plain_run(
     plain = install_without_root(tmp_path)
     assert plain.returncode == 0, plain.stderr
     assert "the browser tests skip" in plain.stderr
+
+
+def test_a_python_without_venv_support_is_named_with_the_package_to_install() -> None:
+    """Debian's own python3 lacks ensurepip until python3.11-venv is installed: without root
+    the setup names that package, and leaves no half-made venv behind."""
+    folder = Path(tempfile.mkdtemp(prefix="no-ensurepip-"))
+    try:
+        python = folder / "python3"
+        python.write_text(
+            "#!/bin/sh\n"
+            'if [ "$1" = -c ] && [ "$2" = "import ensurepip" ]; then exit 1; fi\n'
+            f'exec {sys.executable} "$@"\n'
+        )
+        python.chmod(0o755)
+        venv = folder / "venv"
+        refused = without_root(folder, "setup_venv.sh", python, venv, as_nobody=False)
+        assert refused.returncode == 1, refused.stderr
+        assert "sudo apt-get install python3.11-venv" in refused.stderr
+        assert not venv.exists()
+    finally:
+        shutil.rmtree(folder)
 
 
 SKIPPING = """

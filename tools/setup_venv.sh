@@ -17,9 +17,29 @@ fi
 # Refuse a Python the pins cannot install on (pyproject.toml's requires-python), before
 # pip backtracks into other versions or downloads the CUDA build of torch.
 "$python" "$(dirname "$0")/check_python.py" || exit 1
-if [ ! -x "$venv/bin/python" ]; then
+# Debian's own Python keeps venv's pip (ensurepip) in a package of its own.
+if ! "$python" -c 'import ensurepip' 2>/dev/null; then
+  package="python$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv"
+  if [ "$(id -u)" = 0 ]; then
+    sudo=()
+  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    sudo=(sudo -n)
+  else
+    echo "error: $python cannot create a virtual environment: Debian keeps that in the" >&2
+    echo "       package $package. Install it with: sudo apt-get install $package" >&2
+    exit 1
+  fi
+  echo "Installing $package from Debian's packages (venv's pip for $python) ..."
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "$package" >/dev/null
+fi
+if [ ! -x "$venv/bin/python" ] || [ ! -x "$venv/bin/pip" ]; then
   echo "Creating the virtual environment in $venv ..."
-  "$python" -m venv "$venv"
+  if ! "$python" -m venv --clear "$venv"; then
+    rm -rf "$venv"  # never leave a half-made venv that the next run would take as made
+    echo "error: could not create the virtual environment $venv with $python" >&2
+    exit 1
+  fi
 fi
 bash "$(dirname "$0")/install_cpu_torch.sh" "$venv/bin/python"
 echo "Installing the course stack (pinned in pyproject.toml and constraints.txt) ..."
