@@ -177,6 +177,9 @@ def create_secret(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    except OSError as error:
+        print(f"error: cannot create {error.filename}: {error.strerror}", file=sys.stderr)
+        return 2
     print(f"wrote {path} (mode 0600): learners' numbers now come from it")
     return 0
 
@@ -211,6 +214,20 @@ def course_problem(course: Path) -> str | None:
         return (
             f"no gradebook at {url.removeprefix('sqlite:///')}: record the assignments first "
             "(`make assign`), then grade"
+        )
+    from autograder.core.givens import SecretError, read_secret
+
+    try:
+        read_secret(course)  # before any worker starts: numbers without it are wrong ones
+    except SecretError as error:
+        return str(error)
+    logs = worker_log_dir(course)
+    try:
+        logs.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        return (
+            f"cannot write the grader's records in {logs.parent} ({error.strerror}): grade as "
+            "the course's owner"
         )
     return None
 
@@ -334,6 +351,23 @@ def grade_with(args: argparse.Namespace, course: Path, first: Worker) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command's exit status; a course whose configuration or secret cannot be used
+    stops it with one line saying why (status 2), whichever command it is."""
+    from traitlets import TraitError
+
+    from autograder.core.givens import SecretError
+    from autograder.sandbox.settings import CourseConfigError
+
+    try:
+        return dispatch(argv)
+    except (CourseConfigError, SecretError) as error:
+        print(f"error: {shown(error)}", file=sys.stderr)
+    except TraitError as error:
+        print(f"error: a setting of the course's configuration: {shown(error)}", file=sys.stderr)
+    return 2
+
+
+def dispatch(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "grade":

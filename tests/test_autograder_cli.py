@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
+from accounts import NOBODY, as_account
 from nbgrader.api import Gradebook
 
 from autograder.authoring.sample_class import (
@@ -19,11 +23,13 @@ from autograder.authoring.sample_class import (
     submit_sample_class,
 )
 from autograder.cli import main
+from autograder.grading.recording import use_this_environment
 from autograder.sandbox.workers import Sandbox, SandboxUnavailable, check_sandbox
 
 ASSIGNMENT = "03_a_neuron_by_hand"
 
 BIN = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parent.parent
 
 
 def test_help_explains_the_command() -> None:
@@ -165,3 +171,131 @@ def test_learner_chosen_names_reach_the_terminal_escaped(
     out, err = capsys.readouterr()
     assert "FAILED ada/" in out and "\\x1bc\\x1b7graded ada 10\\x08\\u202e.ipynb" in out, out
     assert not [c for c in out + err if c in "\x1b\x08\u202e"]
+
+
+def bare_course(course: Path, site: str = "") -> Path:
+    """A course folder with a config (and `site` as its site_config.py) and an empty
+    gradebook: enough for a command to get as far as reading the course."""
+    course.mkdir(parents=True, exist_ok=True)
+    (course / "nbgrader_config.py").write_text(
+        (REPO / "nbgrader_config.py")
+        .read_text()
+        .replace("os.path.dirname(os.path.abspath(__file__))", repr(str(course)))
+    )
+    if site:
+        (course / "site_config.py").write_text("c = get_config()\n" + site)
+    use_this_environment()  # nbgrader's gradebook runs `alembic` by name
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}"):
+        pass
+    return course
+
+
+GRADING = [["grade"], ["serve", "--no-collect"]]
+EVERY = [*GRADING, ["report"]]
+
+
+@pytest.mark.parametrize(
+    ("site", "said", "commands"),
+    [
+        (
+            "c.Sandbox.memory_mb = (\n",
+            "site_config.py, line 2: SyntaxError",
+            [*GRADING, ["report"]],
+        ),
+        (
+            "c.Sandbox.memory_mb = lots\n",
+            "site_config.py, line 2: NameError",
+            [*GRADING, ["report"]],
+        ),
+        ("c.Sandbox.memory_mb = 'lots'\n", "'memory_mb' trait of a Sandbox instance", GRADING),
+    ],
+    ids=["syntax", "name", "value"],
+)
+def test_a_broken_configuration_is_one_line_naming_the_file(
+    site: str,
+    said: str,
+    commands: list[list[str]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each command that reads the broken part of the configuration says where it is."""
+    course = bare_course(tmp_path / "course", site)
+    for words in commands:
+        assert main([*words, "--course-dir", str(course)]) == 2, words
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and said in err, (words, err)
+        assert "Traceback" not in err
+    assert not (course / "autograded").exists()
+
+
+def test_a_missing_site_config_named_by_the_environment_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    course = bare_course(tmp_path / "course")
+    monkeypatch.setenv("NBGRADER_SITE_CONFIG", str(tmp_path / "nowhere.py"))
+    assert main(["grade", "--course-dir", str(course)]) == 2
+    err = capsys.readouterr().err
+    assert "NBGRADER_SITE_CONFIG names" in err and "nowhere.py" in err
+
+
+def test_a_secret_that_is_empty_or_not_a_file_stops_grading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    course = bare_course(tmp_path / "course")
+    secret = course / ".autograder" / "givens_secret"
+    secret.parent.mkdir()
+    secret.write_text("\n")
+    assert main(["grade", "--no-sandbox", "--course-dir", str(course)]) == 2
+    assert "givens_secret is empty" in capsys.readouterr().err
+    secret.unlink()
+    secret.mkdir()
+    assert main(["grade", "--no-sandbox", "--course-dir", str(course)]) == 2
+    assert "givens_secret cannot be read (Is a directory)" in capsys.readouterr().err
+    assert sorted(p.name for p in secret.parent.iterdir()) == ["givens_secret"]  # no logs
+
+
+def test_a_secret_the_instructor_cannot_read_stops_grading_before_anything_runs() -> None:
+    """`sudo autograder secret` leaves a secret only root may read: an instructor grading
+    without it would give every learner numbers that are not theirs."""
+    folder = Path(tempfile.mkdtemp(prefix="secret-"))
+    try:
+        folder.chmod(0o755)
+        course = bare_course(folder / "course")
+        secret = course / ".autograder" / "givens_secret"
+        secret.parent.mkdir(mode=0o755)
+        secret.write_text("0" * 64 + "\n")
+        command = [str(BIN / "autograder"), "grade", "--no-sandbox", "--course-dir", str(course)]
+        if os.geteuid() == 0:
+            secret.chmod(0o600)  # root's alone; the grader runs as nobody
+            command = as_account(NOBODY, NOBODY, command)
+        else:
+            secret.chmod(0)
+        run = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+        assert run.returncode == 2, run.stderr
+        assert "givens_secret cannot be read (Permission denied)" in run.stderr
+        assert "Traceback" not in run.stderr
+        assert sorted(p.name for p in secret.parent.iterdir()) == ["givens_secret"]
+        assert not (course / "autograded").exists()
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_the_secret_is_made_once_and_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    course = bare_course(tmp_path / "course")
+    assert main(["secret", "--course-dir", str(course)]) == 0
+    secret = course / ".autograder" / "givens_secret"
+    made = secret.read_text()
+    assert re.fullmatch(r"[0-9a-f]{64}\n", made)
+    assert secret.stat().st_mode & 0o777 == 0o600
+    assert main(["secret", "--course-dir", str(course)]) == 2
+    assert "a new secret would change every learner's numbers" in capsys.readouterr().err
+    assert secret.read_text() == made
+    assert sorted(p.name for p in secret.parent.iterdir()) == ["givens_secret"]
+    other = bare_course(tmp_path / "other")
+    (other / ".autograder").write_text("not a folder")
+    assert main(["secret", "--course-dir", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot create" in err and "Not a directory" in err
+    assert (other / ".autograder").read_text() == "not a folder"

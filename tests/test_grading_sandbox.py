@@ -32,6 +32,7 @@ from typing import Any
 import nbformat
 import process_tree
 import pytest
+from accounts import as_account
 
 from autograder.authoring.sample_class import (
     expected_scores,
@@ -52,7 +53,6 @@ CODE = "05_three_mechanics"
 ASSIGNMENTS = [HAND, CODE]
 HONEST = ["ada", "ben", "dee"]
 SECRET = "instructor-secret-7f3a"
-LAUNCH = Path(__file__).resolve().parent.parent / "autograder" / "sandbox" / "launch.py"
 # 20 s of wall time: the probes walk the whole host file system and the fork attacks fill
 # the notebook's memory, on a 2-core machine that runs the rest of the suite alongside
 # (10 s timed them out once, in CI). The CPU limit is above the wall time, so the
@@ -496,11 +496,7 @@ class SandboxUser:
 
     def command(self, argv: list[str]) -> list[str]:
         """`argv` run as this user (Python's install made reachable if it sits under /root)."""
-        shown = sorted({str(Path(sys.base_prefix).resolve()), str(Path(sys.prefix).resolve())})
-        return [
-            sys.executable, "-I", str(LAUNCH), "--uid", str(self.uid), "--gid", str(self.gid),
-            "--reveal", *shown, "--", *argv,
-        ]  # fmt: skip
+        return as_account(self.uid, self.gid, argv)
 
     def remove(self) -> None:
         for group in self.groups:

@@ -14,6 +14,7 @@ Whose numbers are whose depends on the `Site`:
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import os
@@ -76,21 +77,52 @@ SECRET_FILE = Path(".autograder") / "givens_secret"
 """Where a course keeps its secret: the grader's private state, never released."""
 
 
+class SecretError(ValueError):
+    """The course has a secret that this process cannot use: numbers drawn without it
+    would be every learner's wrong ones, so nothing is drawn (the message says why)."""
+
+
 def read_secret(course_root: Path) -> str:
-    """The course's secret ('' when it has none, or this process may not read it)."""
+    """The course's secret ('' when it has none); SecretError when it has one that cannot
+    be read (another owner, a folder, not text) or is empty."""
+    path = course_root / SECRET_FILE
     try:
-        return (course_root / SECRET_FILE).read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
+        secret = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
         return ""
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "it is not ASCII text"
+        raise SecretError(
+            f"the course's secret {path} cannot be read ({reason}): every learner's numbers "
+            "come from it. Run this as the user who owns it (who ran `autograder secret`)"
+        ) from None
+    if not secret:
+        raise SecretError(
+            f"the course's secret {path} is empty: every learner's numbers come from it. "
+            "Restore it from a backup; deleting it changes every learner's numbers"
+        )
+    return secret
 
 
 def create_secret(course_root: Path) -> Path:
     """Create the course's secret once (mode 0600, in a 0700 folder); FileExistsError if
-    it exists: a new secret would change every learner's numbers."""
+    it exists: a new secret would change every learner's numbers. Written whole to a
+    temporary file first, then linked into place: never a half-written secret."""
     path = course_root / SECRET_FILE
+    if path.parent.is_symlink() or path.parent.exists() and not path.parent.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path.parent))
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     path.parent.chmod(0o700)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as file:
-        file.write(secrets.token_hex(32) + "\n")
+    if path.exists() or path.is_symlink():
+        raise FileExistsError(errno.EEXIST, "exists", str(path))
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as file:
+            file.write(secrets.token_hex(32) + "\n")
+            file.flush()
+            os.fsync(file.fileno())
+        os.link(temporary, path)  # FileExistsError if another run made one meanwhile
+    finally:
+        temporary.unlink(missing_ok=True)
     return path

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,12 +20,40 @@ from traitlets.config.loader import PyFileConfigLoader
 STATE_DIR = ".autograder"  # the grader's own state in the course folder (markers, logs)
 
 
+class CourseConfigError(ValueError):
+    """The course's nbgrader configuration cannot be read; the message names the file."""
+
+
+def where_it_failed(error: BaseException, default: Path) -> str:
+    """`file, line N` of the config file an error arose in (the last frame outside the
+    installed packages), or `default`."""
+    if isinstance(error, SyntaxError) and error.filename:
+        return f"{error.filename}, line {error.lineno}"
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if frame.filename.endswith(".py") and "site-packages" not in frame.filename
+    ]
+    if frames and frames[-1].filename != __file__:
+        return f"{frames[-1].filename}, line {frames[-1].lineno}"
+    return str(default)
+
+
 def load_config(course_dir: Path) -> Config:
     """The course's nbgrader configuration, rooted at `course_dir` (the sandbox's limits
-    are in it, so a worker can be started before nbgrader itself is imported)."""
+    are in it, so a worker can be started before nbgrader itself is imported).
+    CourseConfigError names the file and line where reading it failed."""
     config = Config()
-    if (course_dir / "nbgrader_config.py").exists():
-        config = PyFileConfigLoader("nbgrader_config.py", path=str(course_dir)).load_config()
+    path = course_dir / "nbgrader_config.py"
+    if path.exists():
+        try:
+            config = PyFileConfigLoader(path.name, path=str(course_dir)).load_config()
+        except Exception as error:
+            what = error.msg if isinstance(error, SyntaxError) else error
+            raise CourseConfigError(
+                f"the course's configuration cannot be read: {where_it_failed(error, path)}: "
+                f"{type(error).__name__}: {what}"
+            ) from None
     config.CourseDirectory.root = str(course_dir)
     if "db_url" not in config.CourseDirectory:
         config.CourseDirectory.db_url = f"sqlite:///{course_dir / 'gradebook.db'}"

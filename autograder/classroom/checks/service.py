@@ -28,6 +28,7 @@ import secrets
 import signal
 import socket
 import struct
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -39,9 +40,10 @@ from tornado.httpserver import HTTPServer
 
 from autograder.classroom.checks.judging import BadRequest, Judging
 from autograder.classroom.checks.tokens import Model, TokenOwners
-from autograder.core.givens import PUBLIC
+from autograder.core.givens import PUBLIC, SecretError
 from autograder.feedback.references import EXERCISES, stored_in
 from autograder.grading.trusted import course_site
+from autograder.sandbox.settings import CourseConfigError
 from autograder.sandbox.workers import STATE_DIR, load_config
 
 MAX_BODY = 4 << 20
@@ -267,7 +269,11 @@ def main(argv: list[str] | None = None) -> int:
     site, kept = PUBLIC, contextlib.ExitStack()
     if args.course_dir:  # the course's id and secret: the same numbers as the grader's
         course = Path(args.course_dir)
-        site = course_site(CourseDirectory(config=load_config(course)))
+        try:
+            site = course_site(CourseDirectory(config=load_config(course)))
+        except (CourseConfigError, SecretError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
         # reference values computed once, by the grader or by the service, for both
         kept.enter_context(stored_in(course / STATE_DIR / "references"))
     judging = Judging(secrets.token_bytes(32), site)  # one secret: any judge unseals any seal

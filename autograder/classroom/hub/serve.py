@@ -40,6 +40,7 @@ from autograder.classroom.hub.privacy import (  # noqa: E402
     private_homes,
 )
 from autograder.classroom.hub.student_env import ensure_student_env  # noqa: E402
+from autograder.core.givens import SecretError, read_secret  # noqa: E402
 
 VENV_BIN = Path(sys.executable).parent
 DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
@@ -194,8 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     args = parser.parse_args(argv)
     try:
+        read_secret(args.course_dir.resolve())  # every student's key comes from it
         env = prepare(args)
-    except ClassError as error:
+    except (ClassError, SecretError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     os.chdir(env["CLASS_STATE"])
