@@ -75,6 +75,17 @@ exit status: 0 stopped by Ctrl-C or SIGTERM, 2 usage error or nothing to collect
 """
 
 
+def seconds(text: str) -> float:
+    """A positive number of seconds (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="autograder", description=DESCRIPTION)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -115,7 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("assignments", nargs="*", metavar="ASSIGNMENT", help="default: every one")
     serve.add_argument("--course-dir", type=Path, default=Path.cwd(), help="(default: .)")
     serve.add_argument("-j", "--jobs", type=int, default=1, help="warm workers (default 1)")
-    serve.add_argument("--interval", type=float, default=0.25, help="seconds between looks")
+    serve.add_argument(
+        "--interval", type=seconds, default=0.25, help="seconds between looks (default 0.25)"
+    )
     serve.add_argument(
         "--release-feedback",
         action="store_true",
@@ -337,6 +350,13 @@ def grade_with(args: argparse.Namespace, course: Path, first: Worker) -> int:
         f"\n{counts['graded']} graded, {counts['failed']} failed, "
         f"{counts['skipped']} skipped as already graded, in {elapsed:.1f} s"
     )
+    if not outcomes:
+        which = ", ".join(args.assignments) if args.assignments else "any recorded assignment"
+        print(
+            f"nothing to grade: submitted/ holds no hand-in of {which} "
+            "(`nbgrader collect`, or `autograder serve`, puts them there)",
+            file=sys.stderr,
+        )
     for outcome in outcomes:
         sub = outcome.submission
         if outcome.status == "failed":

@@ -299,3 +299,74 @@ def test_the_secret_is_made_once_and_whole(
     err = capsys.readouterr().err
     assert "cannot create" in err and "Not a directory" in err
     assert (other / ".autograder").read_text() == "not a folder"
+
+
+def test_what_cannot_be_graded_fails_with_its_reason_and_nothing_is_lost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hand-in in a folder named after no assignment, a timestamp nbgrader cannot read
+    and an autograded/ nbgrader cannot write each fail that submission, saying why."""
+    course = make_course(tmp_path / "course", [ASSIGNMENT])
+    submit_sample_class(course, [ASSIGNMENT], ["ada", "ben"])
+    timestamp = course / "submitted" / "ada" / ASSIGNMENT / "timestamp.txt"
+    timestamp.write_text("next tuesday-ish")
+    stray = course / "submitted" / "ben" / "03_a_neuron_by_hnad"
+    shutil.copytree(course / "submitted" / "ben" / ASSIGNMENT, stray)
+    assert main(["grade", "--course-dir", str(course), "--quiet", "-j", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "1 graded, 2 failed" in out, out
+    assert f"FAILED ada/{ASSIGNMENT}" in out and "timestamp.txt holds 'next tuesday-ish'" in out
+    assert "FAILED ben/03_a_neuron_by_hnad" in out, out
+    assert "not an assignment in the gradebook" in out and f"({ASSIGNMENT})" in out
+    assert stray.is_dir() and timestamp.read_text() == "next tuesday-ish"  # nothing moved
+    assert not (course / "autograded" / "ada").exists()
+
+    # The report of what was graded: to a folder, or one line saying why it cannot be.
+    reports = tmp_path / "reports"
+    assert main(["report", "--course-dir", str(course), "--out", str(reports)]) == 0
+    written = sorted(p.name for p in reports.iterdir())
+    assert written == ["course.csv", "course.html", "course_progress.csv", "course_students.csv"]
+    (tmp_path / "a_file").write_text("kept")
+    for out in (tmp_path / "a_file", tmp_path / "a_file" / "below", Path("/proc/no/such")):
+        assert main(["report", "--course-dir", str(course), "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: cannot write the report in {out}") and err[-1] == "\n"
+        assert "Traceback" not in err
+    assert (tmp_path / "a_file").read_text() == "kept"
+
+    shutil.rmtree(course / "autograded")
+    (course / "autograded").write_text("not a folder")
+    timestamp.unlink()
+    assert main(["grade", "--course-dir", str(course), "--quiet", "--student", "ada"]) == 1
+    out = capsys.readouterr().out
+    assert f"FAILED ada/{ASSIGNMENT}" in out and "nbgrader could not record it: " in out, out
+    assert "see the above traceback" not in out
+    assert (course / "autograded").read_text() == "not a folder"
+
+
+def test_nothing_to_grade_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    course = bare_course(tmp_path / "course")
+    assert main(["grade", "--no-sandbox", "--quiet", "--course-dir", str(course)]) == 0
+    out, err = capsys.readouterr()
+    assert "0 graded, 0 failed" in out
+    assert "nothing to grade: submitted/ holds no hand-in of any recorded assignment" in err
+
+
+def test_serve_refuses_an_assignment_not_in_the_gradebook_before_serving(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    course = bare_course(tmp_path / "course")
+    words = ["serve", "nosuch", "--no-collect", "--no-sandbox", "--course-dir", str(course)]
+    assert main(words) == 2
+    out = capsys.readouterr().out
+    assert "error: not in the gradebook: nosuch" in out and "serving" not in out
+
+
+@pytest.mark.parametrize("interval", ["-1", "0", "nan", "inf", "soon"])
+def test_an_interval_that_is_not_a_positive_number_is_a_usage_error(
+    interval: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["serve", "--interval", interval])
+    assert stopped.value.code == 2
+    assert f"{interval!r} is not a positive number of seconds" in capsys.readouterr().err

@@ -203,6 +203,14 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
         workers=workers,
         persistent=True,
     )
+    unknown = sorted(set(args.assignments or []) - set(grader.known_assignments()))
+    if unknown:
+        grader.close(now=True)
+        say(
+            f"error: not in the gradebook: {', '.join(unknown)}. Run `make assign` first "
+            f"(known: {', '.join(sorted(grader.known_assignments())) or 'none'})"
+        )
+        return 2
     collector = ExchangeCollector(
         load_config(course), lambda: set(grader.known_assignments()), args.assignments
     )

@@ -45,6 +45,14 @@ def fingerprint(files: list[Path], folder: Path, source: Path) -> str:
     return digest.hexdigest()
 
 
+def listing(submitted: Path) -> list[Path]:
+    """The entries of submitted/; SubmissionError naming it when it cannot be listed."""
+    try:
+        return list(submitted.iterdir())
+    except OSError as error:
+        raise SubmissionError(f"cannot list {submitted}: {error.strerror or error}") from None
+
+
 class Discovery:
     """The submissions to grade now, and the ones skipped (graded already, or refused).
 
@@ -95,7 +103,7 @@ class Discovery:
         todo: list[Submission] = []
         skipped: list[Outcome] = []
         listed = self.students and submitted.is_dir()
-        present = sorted(p.name for p in submitted.iterdir()) if listed else []
+        present = sorted(p.name for p in listing(submitted)) if listed else []
         absent = [s for s in self.students or [] if s not in present]
         if absent:
             raise SubmissionError(
@@ -105,12 +113,14 @@ class Discovery:
         if not submitted.is_dir():
             return todo, skipped
         if only is None:
-            student_dirs = sorted(submitted.iterdir())
+            student_dirs = sorted(listing(submitted))
         else:
             student_dirs = sorted({submitted / key.split("/")[0] for key in only})
         for student_dir in student_dirs:
             if self.students and student_dir.name not in self.students:
                 continue
+            if only is None and self.assignments is None:
+                skipped += self.strays(student_dir, known)
             for assignment in wanted:
                 if only is not None and f"{student_dir.name}/{assignment}" not in only:
                     continue
@@ -121,6 +131,10 @@ class Discovery:
                     files = check_folder(folder, self.budgets)
                 except SubmissionError as error:
                     skipped.append(Outcome(sub, "failed", [str(error)]))
+                    continue
+                except OSError as error:  # unreadable, or removed while looked at
+                    reason = f"cannot read submitted/{sub.key}: {error.strerror or error}"
+                    skipped.append(Outcome(sub, "failed", [reason]))
                     continue
                 if files is None:
                     continue
@@ -139,6 +153,28 @@ class Discovery:
                 else:
                     todo.append(sub)
         return todo, skipped
+
+    def strays(self, student_dir: Path, known: dict[str, list[str]]) -> list[Outcome]:
+        """A folder in `student_dir` named after no assignment: a hand-in nobody would
+        grade, failed with the reason so it is not lost (a file or hidden folder is left)."""
+        try:
+            entries = [e for e in os.scandir(student_dir) if not e.name.startswith(".")]
+        except OSError:
+            return []  # the student's own folders fail with the reason below
+        strays = sorted(e.name for e in entries if e.is_dir() and e.name not in known)
+        reason = (
+            "{name} is not an assignment in the gradebook, so it is not graded: rename the "
+            "folder to its assignment's name ({known}), or record it with `make assign`"
+        )
+        names = ", ".join(sorted(known)) or "none recorded"
+        return [
+            Outcome(
+                Submission(student_dir.name, name, student_dir / name),
+                "failed",
+                [reason.format(name=name, known=names)],
+            )
+            for name in strays
+        ]
 
     def fingerprint(self, sub: Submission, files: list[Path], source: Path) -> str:
         """The submission's fingerprint; a service hashes a folder again only when a file's

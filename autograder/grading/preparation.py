@@ -96,6 +96,28 @@ def tampering_notes(submitted: Any, source_cells: dict[str, Any], notebook_id: s
     return notes
 
 
+def check_timestamp(folder: Path) -> None:
+    """A timestamp.txt nbgrader cannot read would fail the recording, after the notebooks
+    ran: refused before, with what it holds."""
+    from nbgrader.utils import parse_utc
+
+    path = folder / "timestamp.txt"
+    if not path.is_file():
+        return
+    held = "over 1000 bytes"
+    try:
+        text = read_file(path, 1000).decode("utf-8", errors="replace").strip()
+        held = repr(text[:60])
+        if text:  # nbgrader reads an empty one as no time: not late
+            parse_utc(text)
+    except (SubmissionError, ValueError, OverflowError, TypeError):
+        raise SubmissionError(
+            f"timestamp.txt holds {held}, not a time nbgrader can read: write the hand-in "
+            "time as `nbgrader submit` does (2026-11-30 12:00:01.000000 UTC), or delete the "
+            "file (then it is not late)"
+        ) from None
+
+
 class Preparation:
     """Reads, checks and sanitises each notebook of a submission (raises SubmissionError)."""
 
@@ -130,6 +152,7 @@ class Preparation:
 
     def prepare(self, sub: Submission, notebook_ids: list[str]) -> None:
         """Read and sanitise every notebook of a submission (raises SubmissionError)."""
+        check_timestamp(sub.path)
         present = {p.stem: p for p in sub.path.glob("*.ipynb")}
         for extra in sorted(set(present) - set(notebook_ids)):
             sub.notes.append(f"{extra}.ipynb is not part of {sub.assignment} (ignored)")

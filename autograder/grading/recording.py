@@ -186,6 +186,26 @@ def source_cells(db_url: str, course_id: str, assignment: str, notebook_id: str)
     return cells
 
 
+MAX_ERROR_LINES = 5
+
+
+class ErrorLines(logging.Handler):
+    """The last line of each error nbgrader logs (a traceback's is the exception), kept
+    to say why a recording failed; at most MAX_ERROR_LINES of them."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage().strip().splitlines()
+        line = text[-1][:300] if text else ""
+        if "above traceback" in line or line.startswith("There was an error processing"):
+            return  # nbgrader's pointers to the lines kept here
+        if line and line not in self.lines and len(self.lines) < MAX_ERROR_LINES:
+            self.lines.append(line)
+
+
 class RepairGradedCells(NbGraderPreprocessor):  # type: ignore[misc]
     """Undo metadata tampering before nbgrader sees it (the changes are reported).
 
@@ -346,7 +366,16 @@ class Recorder:
         converter = Autograde(coursedir=coursedir, config=config)
         converter.force = True
         converter.log.setLevel(logging.WARNING)
-        converter.start()
+        said = ErrorLines()
+        converter.log.addHandler(said)
+        try:
+            converter.start()
+        except Exception as error:  # nbgrader logged why, and raises "see the above traceback"
+            raise SubmissionError(
+                f"nbgrader could not record it: {'; '.join(said.lines) or error}"
+            ) from None
+        finally:
+            converter.log.removeHandler(said)
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
             submission = gb.find_submission(sub.assignment, sub.student)
             return float(submission.score), float(submission.max_score)

@@ -52,6 +52,7 @@ from autograder.grading.recording import (
     use_this_environment,
 )
 from autograder.grading.state import STATE_DIR, GradedMarkers
+from autograder.grading.submissions import SubmissionError
 from autograder.sandbox.workers import (
     ExecutionResult,
     Sandbox,
@@ -267,6 +268,8 @@ class Grader:
         """Judge and record one submission; any failure is that submission's alone."""
         try:
             return self.grade_one(sub, future)
+        except SubmissionError as error:  # says why, in the instructor's terms
+            return self.fail(sub, [str(error)])
         except Exception as error:  # one bad submission never stops the batch
             return self.fail(sub, [f"{type(error).__name__}: {error}"])
 

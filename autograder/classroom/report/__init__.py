@@ -19,6 +19,8 @@ Modules: `gather` (the facts), `page` (HTML and plots), `tables` (CSV).
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 from autograder.classroom.report.gather import (
@@ -50,7 +52,18 @@ def write_report(course_dir: Path, assignment: str | None, out: Path) -> list[Pa
     report = build(course_dir, assignment)
     if not any(part.submitted for part in report.parts):
         raise NothingGraded("nothing is graded yet: run `autograder grade` first")
-    out.mkdir(parents=True, exist_ok=True)
-    page = out / f"{report.scope}.html"
-    page.write_text(render_html(report))
-    return [page, *write_csvs(report, out)]
+    if out.exists() and not out.is_dir():
+        raise ReportError(f"cannot write the report in {out}: it is not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        # Written whole beside the old report first, then moved over it file by file: a
+        # failure part-way leaves the old report as it was, never half of each.
+        with tempfile.TemporaryDirectory(dir=out, prefix=".writing-") as staging:
+            page = Path(staging) / f"{report.scope}.html"
+            page.write_text(render_html(report))
+            staged = [page, *write_csvs(report, Path(staging))]
+            for path in staged:
+                os.replace(path, out / path.name)
+    except OSError as error:
+        raise ReportError(f"cannot write the report in {out}: {error.strerror or error}") from None
+    return [out / path.name for path in staged]
