@@ -370,3 +370,19 @@ def test_an_interval_that_is_not_a_positive_number_is_a_usage_error(
         main(["serve", "--interval", interval])
     assert stopped.value.code == 2
     assert f"{interval!r} is not a positive number of seconds" in capsys.readouterr().err
+
+
+def test_clean_grades_says_when_there_was_no_gradebook(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from autograder.classroom.clean_grades import main as clean_grades
+
+    course = bare_course(tmp_path / "course")
+    assert clean_grades(["--course-dir", str(course)]) == 0
+    assert "removed the SQLite gradebook" in capsys.readouterr().out
+    assert not (course / "gradebook.db").exists()
+    assert clean_grades(["--course-dir", str(course)]) == 0
+    assert "no SQLite gradebook at" in capsys.readouterr().out
+    (course / "site_config.py").write_text("c = get_config()\nc.CourseDirectory.db_url = (\n")
+    assert clean_grades(["--course-dir", str(course)]) == 2
+    assert "site_config.py, line 2: SyntaxError" in capsys.readouterr().err

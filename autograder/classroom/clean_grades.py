@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from autograder.grading.runner import load_config
+from autograder.sandbox.settings import CourseConfigError
 
 
 def drop_gradebook(url: str) -> list[str]:
@@ -44,12 +45,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--course-dir", type=Path, default=Path.cwd())
     args = parser.parse_args(argv)
-    url = str(load_config(args.course_dir.resolve()).CourseDirectory.db_url)
+    try:
+        url = str(load_config(args.course_dir.resolve()).CourseDirectory.db_url)
+    except CourseConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     if url.startswith("sqlite:///"):
         path = Path(url.removeprefix("sqlite:///"))
-        for suffix in ("", "-journal", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-        print(f"removed the SQLite gradebook {path}")
+        files = [Path(f"{path}{suffix}") for suffix in ("", "-journal", "-wal", "-shm")]
+        removed = [f for f in files if f.exists()]
+        for file in removed:
+            file.unlink()
+        if removed:
+            print(f"removed the SQLite gradebook {path}")
+        else:
+            print(f"no SQLite gradebook at {path}: nothing to remove")
         return 0
     shown = url.split("@")[-1]  # no password in the output
     dropped = drop_gradebook(url)
