@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from autograder.core.terminal import shown
+from autograder.grading.course import course_problem
 from autograder.sandbox.workers import (
     Sandbox,
     SandboxUnavailable,
@@ -215,36 +216,6 @@ def report(args: argparse.Namespace) -> int:
     return 0
 
 
-def course_problem(course: Path) -> str | None:
-    """Why `course` is not a course folder autograder can grade (None: it is one)."""
-    if not (course / "nbgrader_config.py").is_file():
-        return (
-            f"{course} is not an nbgrader course folder (no nbgrader_config.py): run in the "
-            "course folder or pass --course-dir"
-        )
-    url = str(load_config(course).CourseDirectory.db_url)
-    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
-        return (
-            f"no gradebook at {url.removeprefix('sqlite:///')}: record the assignments first "
-            "(`make assign`), then grade"
-        )
-    from autograder.core.givens import SecretError, read_secret
-
-    try:
-        read_secret(course)  # before any worker starts: numbers without it are wrong ones
-    except SecretError as error:
-        return str(error)
-    logs = worker_log_dir(course)
-    try:
-        logs.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        return (
-            f"cannot write the grader's records in {logs.parent} ({error.strerror}): grade as "
-            "the course's owner"
-        )
-    return None
-
-
 def checked_sandbox(args: argparse.Namespace, course: Path) -> Sandbox | None:
     """The course's sandbox, checked (None: an error was printed; exit status 2)."""
     if not course.is_dir():
@@ -383,7 +354,11 @@ def main(argv: list[str] | None = None) -> int:
     except (CourseConfigError, SecretError) as error:
         print(f"error: {shown(error)}", file=sys.stderr)
     except TraitError as error:
-        print(f"error: a setting of the course's configuration: {shown(error)}", file=sys.stderr)
+        print(
+            "error: a setting in the course's configuration (nbgrader_config.py or its site "
+            f"config): {shown(error)}",
+            file=sys.stderr,
+        )
     return 2
 
 

@@ -30,6 +30,7 @@ ASSIGNMENT = "03_a_neuron_by_hand"
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent
+use_this_environment()  # nbgrader's gradebook runs `alembic` by name, from PATH
 
 
 def test_help_explains_the_command() -> None:
@@ -184,7 +185,6 @@ def bare_course(course: Path, site: str = "") -> Path:
     )
     if site:
         (course / "site_config.py").write_text("c = get_config()\n" + site)
-    use_this_environment()  # nbgrader's gradebook runs `alembic` by name
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}"):
         pass
     return course
@@ -248,9 +248,14 @@ def test_a_secret_that_is_empty_or_not_a_file_stops_grading(
     assert main(["grade", "--no-sandbox", "--course-dir", str(course)]) == 2
     assert "givens_secret is empty" in capsys.readouterr().err
     secret.unlink()
+    secret.symlink_to(tmp_path / "moved_away")
+    assert main(["grade", "--no-sandbox", "--course-dir", str(course)]) == 2
+    assert "givens_secret is a link to a file that is not there" in capsys.readouterr().err
+    secret.unlink()
     secret.mkdir()
     assert main(["grade", "--no-sandbox", "--course-dir", str(course)]) == 2
-    assert "givens_secret cannot be read (Is a directory)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "givens_secret cannot be read (Is a directory)" in err and "Restore it" in err
     assert sorted(p.name for p in secret.parent.iterdir()) == ["givens_secret"]  # no logs
 
 

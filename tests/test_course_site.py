@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grading.runner import load_config
+from autograder.sandbox.settings import CourseConfigError
 
 REPO = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "01_what_a_gradient_is"
@@ -98,7 +99,7 @@ def test_site_settings_live_outside_the_tracked_config(tmp_path: Path) -> None:
     try:
         assert load_config(course).CourseDirectory.course_id == "spring"
         os.environ["NBGRADER_SITE_CONFIG"] = str(tmp_path / "missing.py")
-        with pytest.raises(FileNotFoundError, match="missing.py"):
+        with pytest.raises(CourseConfigError, match="NBGRADER_SITE_CONFIG names .*missing.py"):
             load_config(course)
     finally:
         del os.environ["NBGRADER_SITE_CONFIG"]

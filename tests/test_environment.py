@@ -104,22 +104,29 @@ def test_requires_python_is_as_strict_as_every_pinned_package() -> None:
 
 
 def without_root(
-    folder: Path, script: str, *args: str | Path, as_nobody: bool = True, **env: str
+    folder: Path,
+    script: str,
+    *args: str | Path,
+    as_nobody: bool = True,
+    fakes: dict[str, str] | None = None,
+    **env: str,
 ) -> subprocess.CompletedProcess[str]:
     """A script of tools/ run with no root and no sudo, on a PATH (`folder`/bin) holding
-    only `id`, `dirname` and `rm`, in an environment of `env`. As nobody under root; with
-    `as_nobody=False`, as this user, whom the PATH's `id` calls uid 1000 (for a Python in
-    a folder nobody cannot open, as pyenv's under /root)."""
+    only `id`, `dirname`, `rm` and the `fakes` (name -> shell script), in an environment of
+    `env`. As nobody under root; with `as_nobody=False`, as this user, whom the PATH's
+    `id` calls uid 1000 (for a Python in a folder nobody cannot open, as pyenv's)."""
     bare = folder / "bin"
-    if not bare.is_dir():
-        bare.mkdir(parents=True)
-        for command in ("dirname", "rm"):
-            (bare / command).symlink_to(f"/usr/bin/{command}")
-        if as_nobody:
-            (bare / "id").symlink_to("/usr/bin/id")
-        else:
-            (bare / "id").write_text("#!/bin/sh\necho 1000\n")
-            (bare / "id").chmod(0o755)
+    shutil.rmtree(bare, ignore_errors=True)
+    bare.mkdir(parents=True)
+    for command in ("dirname", "rm", "id"):
+        (bare / command).symlink_to(f"/usr/bin/{command}")
+    scripts = dict(fakes or {})
+    if not as_nobody:
+        (bare / "id").unlink()
+        scripts["id"] = "echo 1000"
+    for name, body in scripts.items():
+        (bare / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bare / name).chmod(0o755)
     folder.chmod(0o755)
     environment = ["env", "-i", f"PATH={bare}", *(f"{k}={v}" for k, v in env.items())]
     command = ["/bin/bash", str(REPO / "tools" / script), *map(str, args)]
@@ -147,9 +154,10 @@ def test_missing_system_packages_fail_make_test_and_ci_but_not_a_plain_run(
     assert "the browser tests skip" in plain.stderr
 
 
-def test_a_python_without_venv_support_is_named_with_the_package_to_install() -> None:
+def test_a_python_without_venv_support_is_named_with_what_to_install() -> None:
     """Debian's own python3 lacks ensurepip until python3.11-venv is installed: without root
-    the setup names that package, and leaves no half-made venv behind."""
+    the setup names that package (dpkg owns the interpreter); another Python without it is
+    named as such. Either way no half-made venv is left behind."""
     folder = Path(tempfile.mkdtemp(prefix="no-ensurepip-"))
     try:
         python = folder / "python3"
@@ -160,10 +168,12 @@ def test_a_python_without_venv_support_is_named_with_the_package_to_install() ->
         )
         python.chmod(0o755)
         venv = folder / "venv"
-        refused = without_root(folder, "setup_venv.sh", python, venv, as_nobody=False)
-        assert refused.returncode == 1, refused.stderr
-        assert "sudo apt-get install python3.11-venv" in refused.stderr
-        assert not venv.exists()
+        debian = {"dpkg": 'echo "python3.11-minimal: $2"'}  # dpkg -S: Debian's interpreter
+        for fakes, said in ((debian, "sudo apt-get install python3.11-venv"), ({}, "no ensurepip")):
+            run = without_root(folder, "setup_venv.sh", python, venv, as_nobody=False, fakes=fakes)
+            assert run.returncode == 1, run.stderr
+            assert said in run.stderr, run.stderr
+            assert not venv.exists()
     finally:
         shutil.rmtree(folder)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.classroom.hub.privacy import ClassError, private_course
+from autograder.classroom.hub.privacy import ClassError, private_course, secret_problem
 from autograder.grading.recording import use_this_environment
 
 OPEN_GRADEBOOK = """
@@ -80,3 +80,22 @@ def test_a_closed_course_folder_keeps_the_sqlite_gradebook_from_others(course: P
     assert open_as("nobody", gradebook).startswith("refused:")
     assert open_as("root", gradebook).startswith("OPENED")  # its owner still opens it
     assert private_course(course, owner=os.getuid()) is None  # closed already: nothing said
+
+
+def test_a_secret_the_instructor_cannot_read_stops_the_class(tmp_path: Path) -> None:
+    """The hub (root) reads any secret; the check service and the grader run as the
+    instructor, so `make class` refuses a secret that is not theirs to read."""
+    me = os.getuid()
+    secret = tmp_path / ".autograder" / "givens_secret"
+    assert secret_problem(tmp_path, me) is None  # no secret: public numbers
+    secret.parent.mkdir()
+    secret.write_text("0" * 64 + "\n")
+    secret.chmod(0o600)
+    assert secret_problem(tmp_path, me) is None
+    problem = secret_problem(tmp_path, me + 1)
+    assert problem is not None and f"owned by uid {me}, mode 600" in problem
+    secret.chmod(0o200)
+    assert secret_problem(tmp_path, me) is not None
+    secret.unlink()
+    secret.symlink_to(tmp_path / "elsewhere")
+    assert secret_problem(tmp_path, me) is not None

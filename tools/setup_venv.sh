@@ -20,6 +20,12 @@ fi
 # Debian's own Python keeps venv's pip (ensurepip) in a package of its own.
 if ! "$python" -c 'import ensurepip' 2>/dev/null; then
   package="python$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv"
+  real="$("$python" -c 'import os, sys; print(os.path.realpath(sys.executable))')"
+  if ! command -v dpkg >/dev/null || ! dpkg -S "$real" >/dev/null 2>&1; then
+    echo "error: $python ($real) has no ensurepip, so it cannot create a virtual" >&2
+    echo "       environment. Use a Python that has it: 'make lab PYTHON=/path/to/python3.11'." >&2
+    exit 1
+  fi
   if [ "$(id -u)" = 0 ]; then
     sudo=()
   elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then

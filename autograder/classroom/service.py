@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -178,9 +178,11 @@ def import_sympy() -> None:
 
 def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
     """Grade new submissions until interrupted (SIGINT or SIGTERM); the exit status."""
+    from autograder.grading.model import Outcome
     from autograder.grading.preparation import import_torch
     from autograder.grading.recording import import_recorder
     from autograder.grading.runner import Grader
+    from autograder.grading.submissions import SubmissionError
 
     workers = [Worker(sandbox, worker_log_dir(course)) for _ in range(args.jobs)]
     for worker in workers:
@@ -195,14 +197,19 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)
-    grader = Grader(
-        course,
-        assignments=args.assignments or None,
-        jobs=args.jobs,
-        sandbox=sandbox.enabled,
-        workers=workers,
-        persistent=True,
-    )
+    try:
+        grader = Grader(
+            course,
+            assignments=args.assignments or None,
+            jobs=args.jobs,
+            sandbox=sandbox.enabled,
+            workers=workers,
+            persistent=True,
+        )
+    except BaseException:  # a setting it cannot take: no worker is left running
+        for worker in workers:
+            worker.stop(now=True)
+        raise
     unknown = sorted(set(args.assignments or []) - set(grader.known_assignments()))
     if unknown:
         grader.close(now=True)
@@ -223,6 +230,28 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
     source = "submitted/" if args.no_collect else f"{collector.inbound} and submitted/"
     say(f"serving {course}: grading new submissions from {source} (Ctrl-C stops)")
     failed: dict[str, str] = {}  # submission -> the reason last printed
+
+    def handle_outcomes(outcomes: Iterator[Outcome]) -> None:
+        """Say each outcome as it comes; queue the feedback of what was graded."""
+        for outcome in outcomes:
+            if outcome.status == "skipped":
+                continue
+            sub = outcome.submission
+            if outcome.status == "graded":
+                since = collector.submitted_at.pop(sub.key, None) or submitted_at(sub.path)
+                say(
+                    f"graded {sub.key} {outcome.score:g}/{outcome.max_score:g} "
+                    f"{time.time() - since:.2f} s after submission"
+                )
+                if feedback is not None:
+                    feedback.add(sub.assignment, sub.student, since)
+                failed.pop(sub.key, None)
+                continue
+            reason = "; ".join(outcome.reasons)
+            if failed.get(sub.key) != reason:  # a refused folder: said once, not each look
+                say(f"FAILED {sub.key}: {reason}")
+            failed[sub.key] = reason
+
     full_look = -FULL_LOOK
     try:
         while True:
@@ -236,25 +265,12 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
             only: set[str] | None = set(collector.submitted_at)
             if args.no_collect or time.monotonic() - full_look >= FULL_LOOK:
                 only, full_look = None, time.monotonic()
-            for outcome in grader.run(only=only):
-                if outcome.status == "skipped":
-                    continue
-                sub = outcome.submission
-                if outcome.status == "graded":
-                    since = collector.submitted_at.pop(sub.key, None) or submitted_at(sub.path)
-                    say(
-                        f"graded {sub.key} {outcome.score:g}/{outcome.max_score:g} "
-                        f"{time.time() - since:.2f} s after submission"
-                    )
-                    if feedback is not None:
-                        feedback.add(sub.assignment, sub.student, since)
-                else:
-                    reason = "; ".join(outcome.reasons)
-                    if failed.get(sub.key) != reason:  # a refused folder: said once, not each look
-                        say(f"FAILED {sub.key}: {reason}")
-                    failed[sub.key] = reason
-                    continue
-                failed.pop(sub.key, None)
+            try:
+                handle_outcomes(grader.run(only=only))
+            except SubmissionError as error:  # submitted/ cannot be listed: said once
+                if failed.get("submitted/") != str(error):
+                    say(f"FAILED {error}")
+                failed["submitted/"] = str(error)
             time.sleep(args.interval)
     except KeyboardInterrupt:
         say("stopping")

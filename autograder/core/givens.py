@@ -89,12 +89,22 @@ def read_secret(course_root: Path) -> str:
     try:
         secret = path.read_text(encoding="ascii").strip()
     except FileNotFoundError:
-        return ""
+        if not path.is_symlink():
+            return ""
+        raise SecretError(
+            f"the course's secret {path} is a link to a file that is not there: every "
+            "learner's numbers come from it. Restore the file it named"
+        ) from None
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) else "it is not ASCII text"
+        fix = (
+            "Run this as the user who owns it (who ran `autograder secret`)"
+            if isinstance(error, PermissionError)
+            else "Restore it from a backup; a new one changes every learner's numbers"
+        )
         raise SecretError(
             f"the course's secret {path} cannot be read ({reason}): every learner's numbers "
-            "come from it. Run this as the user who owns it (who ran `autograder secret`)"
+            f"come from it. {fix}"
         ) from None
     if not secret:
         raise SecretError(
@@ -122,7 +132,17 @@ def create_secret(course_root: Path) -> Path:
             file.write(secrets.token_hex(32) + "\n")
             file.flush()
             os.fsync(file.fileno())
-        os.link(temporary, path)  # FileExistsError if another run made one meanwhile
+        try:
+            os.link(temporary, path)  # never replaces one another run made meanwhile
+        except FileExistsError:
+            raise FileExistsError(errno.EEXIST, "exists", str(path)) from None
+        except OSError as error:
+            if error.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOSYS):
+                raise
+            # no hard links on this file system: claim the name, then write it whole
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as file:
+                file.write(temporary.read_bytes())
     finally:
         temporary.unlink(missing_ok=True)
     return path

@@ -119,7 +119,7 @@ class Discovery:
         for student_dir in student_dirs:
             if self.students and student_dir.name not in self.students:
                 continue
-            if only is None and self.assignments is None:
+            if only is None and self.assignments is None and self.plain_folder(student_dir):
                 skipped += self.strays(student_dir, known)
             for assignment in wanted:
                 if only is not None and f"{student_dir.name}/{assignment}" not in only:
@@ -154,14 +154,26 @@ class Discovery:
                     todo.append(sub)
         return todo, skipped
 
+    @staticmethod
+    def plain_folder(student_dir: Path) -> bool:
+        """A student folder that passes `check_student_id` (the rest fail with its reason)."""
+        try:
+            check_student_id(student_dir)
+        except (SubmissionError, OSError):
+            return False
+        return True
+
     def strays(self, student_dir: Path, known: dict[str, list[str]]) -> list[Outcome]:
         """A folder in `student_dir` named after no assignment: a hand-in nobody would
         grade, failed with the reason so it is not lost (a file or hidden folder is left)."""
         try:
-            entries = [e for e in os.scandir(student_dir) if not e.name.startswith(".")]
+            with os.scandir(student_dir) as scan:
+                entries = [e for e in scan if not e.name.startswith(".")]
         except OSError:
             return []  # the student's own folders fail with the reason below
-        strays = sorted(e.name for e in entries if e.is_dir() and e.name not in known)
+        strays = sorted(
+            e.name for e in entries if e.is_dir(follow_symlinks=False) and e.name not in known
+        )
         reason = (
             "{name} is not an assignment in the gradebook, so it is not graded: rename the "
             "folder to its assignment's name ({known}), or record it with `make assign`"

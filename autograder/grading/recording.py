@@ -200,7 +200,8 @@ class ErrorLines(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         text = record.getMessage().strip().splitlines()
         line = text[-1][:300] if text else ""
-        if "above traceback" in line or line.startswith("There was an error processing"):
+        pointers = ("above traceback", "see the error log")
+        if any(p in line for p in pointers) or line.startswith("There was an error processing"):
             return  # nbgrader's pointers to the lines kept here
         if line and line not in self.lines and len(self.lines) < MAX_ERROR_LINES:
             self.lines.append(line)

@@ -24,19 +24,27 @@ class CourseConfigError(ValueError):
     """The course's nbgrader configuration cannot be read; the message names the file."""
 
 
-def where_it_failed(error: BaseException, default: Path) -> str:
-    """`file, line N` of the config file an error arose in (the last frame outside the
-    installed packages), or `default`."""
+def config_files(course_dir: Path) -> set[Path]:
+    """The files a course's configuration is read from: nbgrader_config.py and its site
+    config (NBGRADER_SITE_CONFIG, or site_config.py beside it)."""
+    site = os.environ.get("NBGRADER_SITE_CONFIG") or str(course_dir / "site_config.py")
+    return {(course_dir / "nbgrader_config.py").resolve(), Path(site).resolve()}
+
+
+def where_it_failed(error: BaseException, course_dir: Path) -> str:
+    """`file, line N` of the configuration file an error arose in (the innermost frame
+    in one), or nbgrader_config.py itself."""
     if isinstance(error, SyntaxError) and error.filename:
         return f"{error.filename}, line {error.lineno}"
+    ours = config_files(course_dir)
     frames = [
         frame
         for frame in traceback.extract_tb(error.__traceback__)
-        if frame.filename.endswith(".py") and "site-packages" not in frame.filename
+        if Path(frame.filename).resolve() in ours
     ]
-    if frames and frames[-1].filename != __file__:
+    if frames:
         return f"{frames[-1].filename}, line {frames[-1].lineno}"
-    return str(default)
+    return str(course_dir / "nbgrader_config.py")
 
 
 def load_config(course_dir: Path) -> Config:
@@ -50,8 +58,9 @@ def load_config(course_dir: Path) -> Config:
             config = PyFileConfigLoader(path.name, path=str(course_dir)).load_config()
         except Exception as error:
             what = error.msg if isinstance(error, SyntaxError) else error
+            where = where_it_failed(error, course_dir)
             raise CourseConfigError(
-                f"the course's configuration cannot be read: {where_it_failed(error, path)}: "
+                f"the course's configuration cannot be read: {where}: "
                 f"{type(error).__name__}: {what}"
             ) from None
     config.CourseDirectory.root = str(course_dir)

@@ -20,6 +20,8 @@ import pwd
 import stat
 from pathlib import Path
 
+from autograder.core.givens import SECRET_FILE
+
 EXCHANGE_MODES = {"": 0o755, "outbound": 0o755, "inbound": 0o3733, "feedback": 0o711}
 ROOT_MODE = 0o1777
 PRIVATE = 0o700
@@ -68,6 +70,24 @@ def private_course(course: Path, owner: int) -> str | None:
     if info.st_mode & 0o077:
         course.chmod(PRIVATE)
         return f"course folder {course}: mode {info.st_mode & 0o777:o} -> 700"
+    return None
+
+
+def secret_problem(course: Path, owner: int) -> str | None:
+    """Why the instructor (`owner`), as whom the check service and the grader run, could
+    not read the course's secret (None: they can, or there is none). The hub, as root,
+    always could: a secret only root may read would give students keys that the check
+    service cannot match."""
+    path = course / SECRET_FILE
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != owner or not info.st_mode & 0o400:
+        return (
+            f"the course's secret {path} must be a file the instructor owns and may read "
+            f"(it is owned by uid {info.st_uid}, mode {info.st_mode & 0o7777:o})"
+        )
     return None
 
 

@@ -38,9 +38,11 @@ from autograder.classroom.hub.privacy import (  # noqa: E402
     exchange_layout,
     private_course,
     private_homes,
+    secret_problem,
 )
 from autograder.classroom.hub.student_env import ensure_student_env  # noqa: E402
-from autograder.core.givens import SecretError, read_secret  # noqa: E402
+from autograder.core.givens import SECRET_FILE, SecretError, read_secret  # noqa: E402
+from autograder.sandbox.settings import CourseConfigError  # noqa: E402
 
 VENV_BIN = Path(sys.executable).parent
 DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
@@ -119,6 +121,9 @@ def prepare(args: argparse.Namespace) -> dict[str, str]:
             f"the instructor {args.instructor} must own the course directory {course}: "
             f"`chown -R {args.instructor} {course}` (or --course-dir a copy they own)"
         )
+    problem = secret_problem(course, teacher.pw_uid)
+    if problem:
+        raise ClassError(f"{problem}: `chown {args.instructor} {course / SECRET_FILE}`")
     python = args.python or base_python()
     check_python_for_all(python)
     proxy = HERE / "node_modules" / ".bin" / "configurable-http-proxy"
@@ -197,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         read_secret(args.course_dir.resolve())  # every student's key comes from it
         env = prepare(args)
-    except (ClassError, SecretError) as error:
+    except (ClassError, SecretError, CourseConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     os.chdir(env["CLASS_STATE"])
