@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import shutil
@@ -11,7 +12,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+import nbformat
 import pytest
 from accounts import NOBODY, as_account
 from nbgrader.api import Gradebook
@@ -306,6 +309,15 @@ def test_the_secret_is_made_once_and_whole(
     assert (other / ".autograder").read_text() == "not a folder"
 
 
+def hand_in(course: Path, student: str, cells: list[Any], like: Any) -> None:
+    """`student` hands in a notebook of `cells`, with the metadata of `like`."""
+    notebook = copy.deepcopy(like)
+    notebook.cells = cells
+    folder = course / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True)
+    nbformat.write(notebook, folder / f"{ASSIGNMENT}.ipynb")
+
+
 def test_what_cannot_be_graded_fails_with_its_reason_and_nothing_is_lost(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -317,9 +329,28 @@ def test_what_cannot_be_graded_fails_with_its_reason_and_nothing_is_lost(
     timestamp.write_text("next tuesday-ish")
     stray = course / "submitted" / "ben" / "03_a_neuron_by_hnad"
     shutil.copytree(course / "submitted" / "ben" / ASSIGNMENT, stray)
+    ben = nbformat.read(stray / f"{ASSIGNMENT}.ipynb", as_version=4)
+    # ben's answers, plus a "task" cell the assignment does not have: nbgrader would
+    # record it, failing halfway with the grades before it saved and no late penalty.
+    task = nbformat.v4.new_markdown_cell("my own task")
+    flags = {"task": True, "grade": False, "solution": False, "locked": False, "points": 5}
+    task.metadata["nbgrader"] = {**flags, "grade_id": "bonus_task"}
+    hand_in(course, "tia", [*ben.cells, task], ben)
+    # ben's answers from a kernel whose execution count the learner set below zero
+    counted = copy.deepcopy(ben)
+    counted.cells.insert(0, nbformat.v4.new_code_cell("get_ipython().execution_count = -7"))
+    hand_in(course, "neg", counted.cells, ben)
+    # ben's answers, and a million empty objects of metadata (4 MB, under the file limit)
+    heavy = copy.deepcopy(ben)
+    heavy.cells[0].metadata["x"] = [{}] * 1_000_000
+    hand_in(course, "fat", heavy.cells, ben)
     assert main(["grade", "--course-dir", str(course), "--quiet", "-j", "1"]) == 1
     out = capsys.readouterr().out
-    assert "1 graded, 2 failed" in out, out
+    assert "3 graded, 3 failed" in out, out
+    scores = gradebook_scores(course)
+    assert scores[("tia", ASSIGNMENT)] == scores[("neg", ASSIGNMENT)] == scores[("ben", ASSIGNMENT)]
+    assert "unknown graded cell id 'bonus_task' (ignored)" in out
+    assert f"FAILED fat/{ASSIGNMENT}" in out and "c.Budgets.max_json_values" in out
     assert f"FAILED ada/{ASSIGNMENT}" in out and "timestamp.txt holds 'next tuesday-ish'" in out
     assert "FAILED ben/03_a_neuron_by_hnad" in out, out
     assert "not an assignment in the gradebook" in out and f"({ASSIGNMENT})" in out
@@ -391,3 +422,29 @@ def test_clean_grades_says_when_there_was_no_gradebook(
     (course / "site_config.py").write_text("c = get_config()\nc.CourseDirectory.db_url = (\n")
     assert clean_grades(["--course-dir", str(course)]) == 2
     assert "site_config.py, line 2: SyntaxError" in capsys.readouterr().err
+
+
+def test_a_failed_recording_puts_the_previous_autograded_copy_back(tmp_path: Path) -> None:
+    """nbgrader deletes a submission's autograded copy before it records the new one: the
+    grader sets it aside first and puts it back when the recording fails."""
+    from autograder.grading.recording import put_back, set_aside
+
+    target = tmp_path / "autograded" / "ben" / ASSIGNMENT
+    assert set_aside(target) is None  # a first hand-in: nothing to keep
+    target.mkdir(parents=True)
+    (target / "graded.ipynb").write_text("the previous version")
+    aside = set_aside(target)
+    assert aside is not None and not target.exists()
+    target.mkdir()
+    (target / "half.ipynb").write_text("what the failed recording began")
+    put_back(target, aside)
+    assert sorted(p.name for p in target.iterdir()) == ["graded.ipynb"]
+    assert not aside.exists()
+    # A run killed while recording: the copy it set aside is the one kept.
+    aside = set_aside(target)
+    assert aside is not None
+    target.mkdir()
+    (target / "half.ipynb").write_text("killed halfway")
+    assert set_aside(target) == aside and not target.exists()
+    put_back(target, aside)
+    assert (target / "graded.ipynb").read_text() == "the previous version"

@@ -43,6 +43,12 @@ class Budgets(Configurable):  # type: ignore[misc]
         "that does not parse costs one parse per recovered statement).",
     ).tag(config=True)
     max_outputs = Int(2000, help="Outputs recorded for one notebook.").tag(config=True)
+    max_json_values = Int(
+        50_000,
+        help="Values (objects, lists, strings, numbers) in one submitted notebook file: its "
+        "metadata and outputs cost the grader as much as its cells do (an honest notebook "
+        "of this course holds under 1,000).",
+    ).tag(config=True)
     max_submission_files = Int(200, help="Files in one submission folder.").tag(config=True)
     max_submission_mb = Float(100.0, help="Bytes in one submission folder, MB.").tag(config=True)
     max_render_seconds = Float(
@@ -50,6 +56,23 @@ class Budgets(Configurable):  # type: ignore[misc]
         help="Wall-clock seconds to render one learner's feedback pages (an honest "
         "assignment takes about 2 s); over it, that learner's feedback fails with a reason.",
     ).tag(config=True)
+
+    def check_values(self, name: str, data: Any) -> None:
+        """Refuse a notebook file holding more JSON values than the budget; the count stops
+        at the budget, so it costs at most that many steps."""
+        count, pending = 1, [data]
+        while pending:
+            value = pending.pop()
+            children = value.values() if isinstance(value, dict) else value
+            if not isinstance(value, dict | list):
+                continue
+            count += len(children)
+            if count > self.max_json_values:
+                raise BudgetExceeded(
+                    f"{name} holds more than {self.max_json_values} values in its cells, "
+                    "metadata and outputs, over the budget (c.Budgets.max_json_values)"
+                )
+            pending.extend(c for c in children if isinstance(c, dict | list))
 
     def check_cells(self, name: str, cells: list[Any]) -> None:
         """Refuse a notebook with too many cells or characters."""

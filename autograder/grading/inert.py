@@ -90,6 +90,13 @@ def safe_data(data: Any) -> dict[str, str]:
     return kept
 
 
+def safe_count(count: Any) -> int | None:
+    """An execution count as nbformat allows it (an int from 0), else none: a learner's
+    kernel can set its count to anything, and nbformat refuses a negative one when the
+    recorded notebook is written."""
+    return count if type(count) is int and count >= 0 else None
+
+
 def safe_output(output: Any) -> dict[str, Any] | None:
     """One output rebuilt from checked fields, or None when nothing safe is left."""
     if not isinstance(output, dict):
@@ -119,8 +126,7 @@ def safe_output(output: Any) -> dict[str, Any] | None:
             return None
         safe: dict[str, Any] = {"output_type": kind, "data": data, "metadata": {}}
         if kind == "execute_result":
-            count = output.get("execution_count")
-            safe["execution_count"] = count if type(count) is int else None
+            safe["execution_count"] = safe_count(output.get("execution_count"))
         return safe
     return None
 

@@ -47,6 +47,7 @@ def read_submitted_notebook(path: Path, budgets: Budgets) -> Any:
         raise SubmissionError(f"{path.name} is not valid JSON ({error})") from None
     if not isinstance(data, dict) or "cells" not in data and "worksheets" not in data:
         raise SubmissionError(f"{path.name} is JSON but not a notebook")
+    budgets.check_values(path.name, data)
     major = data.get("nbformat")
     if major != 4:
         raise SubmissionError(
@@ -69,14 +70,17 @@ def tampering_notes(submitted: Any, source_cells: dict[str, Any], notebook_id: s
     notes = []
     seen: dict[str, int] = {}
     for cell in submitted.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        grade_id = meta.get("grade_id")
-        if not grade_id:
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if meta is None:
+            continue
+        grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+        if not isinstance(grade_id, str) or not grade_id:
+            notes.append(f"{notebook_id}: nbgrader metadata on a cell without an id (ignored)")
             continue
         seen[grade_id] = seen.get(grade_id, 0) + 1
         original = source_cells.get(grade_id)
         if original is None:
-            notes.append(f"{notebook_id}: unknown graded cell id {grade_id!r}")
+            notes.append(f"{notebook_id}: unknown graded cell id {grade_id!r} (ignored)")
             continue
         if original["locked"] and cell.get("source", "") != original["source"]:
             notes.append(f"{notebook_id}: edited locked cell {grade_id!r} (restored)")

@@ -14,6 +14,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import sys
 import warnings
 from collections.abc import Iterator
@@ -38,7 +39,7 @@ from traitlets.config import Config
 from autograder.core.verdict import Verdict
 from autograder.grading import trusted
 from autograder.grading.budgets import Budgets
-from autograder.grading.inert import safe_output
+from autograder.grading.inert import safe_count, safe_output
 from autograder.grading.model import PreparedNotebook, Submission
 from autograder.grading.submissions import SubmissionError
 from autograder.sandbox.workers import ExecutionResult
@@ -151,7 +152,7 @@ def recording_caches() -> Iterator[None]:
             type(engine).dispose(engine)
 
 
-FLAG_KEYS = ("grade", "solution", "locked", "points")
+FLAG_KEYS = ("grade", "solution", "locked", "task", "points")
 OUTPUT_BUDGET_NOTE = {
     "output_type": "stream",
     "name": "stderr",
@@ -168,22 +169,41 @@ def source_cells(db_url: str, course_id: str, assignment: str, notebook_id: str)
     cells: dict[str, Any] = {}
     with Gradebook(db_url, course_id) as gb:
         notebook = gb.find_notebook(notebook_id, assignment)
+        plain = {"source": None, "grade": False, "solution": False, "locked": False, "task": False}
         for cell in notebook.source_cells:
-            cells[cell.name] = {
-                "source": cell.source,
-                "grade": False,
-                "solution": False,
-                "locked": bool(cell.locked),
-            }
+            cells[cell.name] = {**plain, "source": cell.source, "locked": bool(cell.locked)}
         for cell in notebook.grade_cells:
-            cells.setdefault(cell.name, {"source": None, "solution": False, "locked": False})
-            cells[cell.name].update(grade=True, points=cell.max_score)
+            cells.setdefault(cell.name, dict(plain)).update(grade=True, points=cell.max_score)
+        for cell in notebook.task_cells:
+            cells.setdefault(cell.name, dict(plain)).update(task=True, points=cell.max_score)
         for cell in notebook.solution_cells:
-            cells.setdefault(cell.name, {"source": None, "grade": False, "locked": False})
-            cells[cell.name]["solution"] = True
+            cells.setdefault(cell.name, dict(plain))["solution"] = True
     if _instructor_cells is not None:
         _instructor_cells[key] = cells
     return cells
+
+
+def set_aside(target: Path) -> Path | None:
+    """Move the previous autograded copy of a submission beside it (hidden) before nbgrader
+    records a new one, which starts by deleting it: a recording that fails puts it back
+    (`put_back`). A copy set aside by a run killed while recording is the one kept."""
+    aside = target.with_name(f".{target.name}.previous")
+    if aside.is_dir():
+        if target.exists():
+            shutil.rmtree(target)  # what the killed run had begun to write
+        return aside
+    if not target.is_dir():
+        return None
+    os.replace(target, aside)
+    return aside
+
+
+def put_back(target: Path, previous: Path | None) -> None:
+    """Undo a failed recording's autograded copy: the previous one, or none, as before."""
+    if target.exists():
+        shutil.rmtree(target)
+    if previous is not None:
+        os.replace(previous, target)
 
 
 MAX_ERROR_LINES = 5
@@ -228,15 +248,22 @@ class RepairGradedCells(NbGraderPreprocessor):  # type: ignore[misc]
         kept = []
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader", {})
-            grade_id = meta.get("grade_id")
+            grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+            if not isinstance(grade_id, str):
+                grade_id = None  # a list, a number: no id the assignment has
             if grade_id and grade_id in seen:
                 continue
             if grade_id:
                 seen.add(grade_id)
             if grade_id in flags:
                 meta.update({k: v for k, v in flags[grade_id].items() if k in FLAG_KEYS})
-                if not flags[grade_id].get("grade"):
+                if not (flags[grade_id]["grade"] or flags[grade_id]["task"]):
                     meta.pop("points", None)
+            elif "nbgrader" in cell.metadata:
+                # Not a cell of the assignment (a new "task" or graded cell, or one without
+                # an id): an ordinary learner cell. nbgrader would otherwise record it, or
+                # fail halfway through recording with the grades before it already saved.
+                del cell.metadata["nbgrader"]
             kept.append(cell)
         nb.cells = kept
         return nb, resources
@@ -319,8 +346,7 @@ class Recorder:
                     outputs = outputs[:room] + ([] if budget_over else [OUTPUT_BUDGET_NOTE])
                     budget_over = True
                 budget_used += len(outputs)
-                count = frame.get("execution_count")
-                count = count if type(count) is int else None
+                count = safe_count(frame.get("execution_count"))
             else:
                 stopped = True
                 reason = result.detail or "the notebook stopped before this cell"
@@ -369,14 +395,21 @@ class Recorder:
         converter.log.setLevel(logging.WARNING)
         said = ErrorLines()
         converter.log.addHandler(said)
+        target = Path(
+            coursedir.format_path(coursedir.autograded_directory, sub.student, sub.assignment)
+        )
+        previous = set_aside(target)
         try:
             converter.start()
         except Exception as error:  # nbgrader logged why, and raises "see the above traceback"
+            put_back(target, previous)
             raise SubmissionError(
                 f"nbgrader could not record it: {'; '.join(said.lines) or error}"
             ) from None
         finally:
             converter.log.removeHandler(said)
+        if previous is not None:
+            shutil.rmtree(previous)
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
             submission = gb.find_submission(sub.assignment, sub.student)
             return float(submission.score), float(submission.max_score)
