@@ -448,3 +448,26 @@ def test_a_failed_recording_puts_the_previous_autograded_copy_back(tmp_path: Pat
     assert set_aside(target) == aside and not target.exists()
     put_back(target, aside)
     assert (target / "graded.ipynb").read_text() == "the previous version"
+
+
+def test_a_notebook_that_leaves_false_flags_out_is_not_called_tampered() -> None:
+    """Older nbgrader metadata leaves out the flags that are false ("task"): the same cells
+    as the instructor's. A flag set that the source does not have is still named."""
+    from autograder.grading.preparation import tampering_notes
+
+    path = REPO / "exercises" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    source = {}
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader")
+        if meta:
+            flags = {key: meta[key] for key in ("grade", "solution", "locked", "task")}
+            points = {"points": meta["points"]} if meta["grade"] else {}
+            source[meta["grade_id"]] = {"source": cell.source, **flags, **points}
+            del meta["task"]
+    assert tampering_notes(notebook, source, ASSIGNMENT) == []
+    test_cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade"))
+    test_cell.metadata["nbgrader"]["task"] = True
+    grade_id = test_cell.metadata["nbgrader"]["grade_id"]
+    notes = tampering_notes(notebook, source, ASSIGNMENT)
+    assert notes == [f"{ASSIGNMENT}: changed nbgrader metadata 'task' of {grade_id!r}"]

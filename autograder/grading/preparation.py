@@ -84,8 +84,11 @@ def tampering_notes(submitted: Any, source_cells: dict[str, Any], notebook_id: s
             continue
         if original["locked"] and cell.get("source", "") != original["source"]:
             notes.append(f"{notebook_id}: edited locked cell {grade_id!r} (restored)")
-        for key in FLAG_KEYS:
-            if key in original and meta.get(key) != original[key]:
+        for key in FLAG_KEYS:  # a flag an older notebook leaves out is false
+            if (
+                key in original
+                and meta.get(key, None if key == "points" else False) != original[key]
+            ):
                 notes.append(f"{notebook_id}: changed nbgrader metadata {key!r} of {grade_id!r}")
                 break
     for grade_id, count in seen.items():
