@@ -471,3 +471,31 @@ def test_a_notebook_that_leaves_false_flags_out_is_not_called_tampered() -> None
     grade_id = test_cell.metadata["nbgrader"]["grade_id"]
     notes = tampering_notes(notebook, source, ASSIGNMENT)
     assert notes == [f"{ASSIGNMENT}: changed nbgrader metadata 'task' of {grade_id!r}"]
+
+
+def test_a_folder_the_grader_cannot_read_fails_that_student_alone() -> None:
+    """An instructor grading a class where one student's folder is not readable to them:
+    that student fails with the reason, the others are graded."""
+    folder = Path(tempfile.mkdtemp(prefix="unreadable-"))
+    try:
+        folder.chmod(0o755)
+        course = make_course(folder / "course", [ASSIGNMENT])
+        submit_sample_class(course, [ASSIGNMENT], ["ada"])
+        closed = course / "submitted" / "zed"
+        shutil.copytree(course / "submitted" / "ada", closed)
+        command = [str(BIN / "autograder"), "grade", "--no-sandbox", "--quiet", "-j", "1"]
+        command += ["--course-dir", str(course)]
+        if os.geteuid() == 0:  # the course is nobody's, zed's folder root's alone
+            for path in [folder, *folder.rglob("*")]:
+                os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+            os.chown(closed, 0, 0)
+            command = as_account(NOBODY, NOBODY, command)
+        closed.chmod(0o700 if os.geteuid() == 0 else 0)
+        run = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        assert run.returncode == 1, run.stdout + run.stderr
+        assert "1 graded, 1 failed" in run.stdout, run.stdout
+        assert f"FAILED zed/{ASSIGNMENT}" in run.stdout and "Permission denied" in run.stdout
+        assert "Traceback" not in run.stdout + run.stderr
+    finally:
+        closed.chmod(0o700)
+        shutil.rmtree(folder)
