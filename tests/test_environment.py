@@ -120,11 +120,10 @@ def without_root(
     bare.mkdir(parents=True)
     for command in ("dirname", "rm", "id"):
         (bare / command).symlink_to(f"/usr/bin/{command}")
-    scripts = dict(fakes or {})
-    if not as_nobody:
-        (bare / "id").unlink()
-        scripts["id"] = "echo 1000"
+    scripts = {} if as_nobody else {"id": "echo 1000"}
+    scripts.update(fakes or {})
     for name, body in scripts.items():
+        (bare / name).unlink(missing_ok=True)  # a link to /usr/bin: never written through
         (bare / name).write_text(f"#!/bin/sh\n{body}\n")
         (bare / name).chmod(0o755)
     folder.chmod(0o755)
@@ -152,6 +151,24 @@ def test_missing_system_packages_fail_make_test_and_ci_but_not_a_plain_run(
     plain = install_without_root(tmp_path)
     assert plain.returncode == 0, plain.stderr
     assert "the browser tests skip" in plain.stderr
+
+
+def test_missing_system_packages_are_installed_as_root(tmp_path: Path) -> None:
+    """As root (the PATH's `id` says uid 0), the missing packages go to apt-get after an
+    update, installed without questions (DEBIAN_FRONTEND=noninteractive); apt-get is a
+    stand-in that records what it was asked."""
+    log = tmp_path / "apt.log"
+    fakes = {"id": "echo 0", "apt-get": f'echo "$DEBIAN_FRONTEND apt-get $*" >> {log}'}
+    run = without_root(tmp_path, "install_system_packages.sh", as_nobody=False, fakes=fakes)
+    assert run.returncode == 0, run.stderr
+    update, install = log.read_text().splitlines()
+    assert update.split() == ["apt-get", "update", "-qq"]
+    # Found by command on PATH (none is on this one): bubblewrap, passwd, npm; by path:
+    # Chromium and PostgreSQL, missing only where this machine lacks them.
+    chromium = [] if os.access("/usr/bin/chromium", os.X_OK) else ["chromium"]
+    postgresql = [] if list(Path("/usr/lib/postgresql").glob("*/bin/initdb")) else ["postgresql"]
+    wanted = ["bubblewrap", *chromium, "passwd", *postgresql, "nodejs", "npm"]
+    assert install.split() == ["noninteractive", "apt-get", "install", "-y", "-qq", *wanted]
 
 
 def test_a_python_without_venv_support_is_named_with_what_to_install() -> None:

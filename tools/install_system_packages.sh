@@ -17,11 +17,8 @@ compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql
 command -v npm >/dev/null || missing+=(nodejs npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
-if [ "$(id -u)" = 0 ]; then
-  sudo=()
-elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-  sudo=(sudo -n)
-else
+case "$0" in */*) source "${0%/*}/apt.sh" ;; *) source ./apt.sh ;; esac
+if ! can_install; then
   echo "warning: cannot install ${missing[*]} (needs root or passwordless sudo)." >&2
   echo "         Install them with: sudo apt-get install ${missing[*]}" >&2
   if strict; then
@@ -37,6 +34,5 @@ if ! command -v apt-get >/dev/null; then
   exit 0
 fi
 echo "Installing ${missing[*]} from Debian's packages ..."
-"${sudo[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+apt_install "${missing[@]}"
 echo "Installed ${missing[*]}."

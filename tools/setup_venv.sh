@@ -26,18 +26,14 @@ if ! "$python" -c 'import ensurepip' 2>/dev/null; then
     echo "       environment. Use a Python that has it: 'make lab PYTHON=/path/to/python3.11'." >&2
     exit 1
   fi
-  if [ "$(id -u)" = 0 ]; then
-    sudo=()
-  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-    sudo=(sudo -n)
-  else
+  case "$0" in */*) source "${0%/*}/apt.sh" ;; *) source ./apt.sh ;; esac
+  if ! can_install; then
     echo "error: $python cannot create a virtual environment: Debian keeps that in the" >&2
     echo "       package $package. Install it with: sudo apt-get install $package" >&2
     exit 1
   fi
   echo "Installing $package from Debian's packages (venv's pip for $python) ..."
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "$package" >/dev/null
+  apt_install "$package"
 fi
 if [ ! -x "$venv/bin/python" ] || [ ! -x "$venv/bin/pip" ]; then
   echo "Creating the virtual environment in $venv ..."
