@@ -210,13 +210,11 @@ def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
         for worker in workers:
             worker.stop(now=True)
         raise
-    unknown = sorted(set(args.assignments or []) - set(grader.known_assignments()))
-    if unknown:
+    try:
+        grader.wanted()  # before serving: an assignment not in the gradebook is refused
+    except SubmissionError as error:
         grader.close(now=True)
-        say(
-            f"error: not in the gradebook: {', '.join(unknown)}. Run `make assign` first "
-            f"(known: {', '.join(sorted(grader.known_assignments())) or 'none'})"
-        )
+        say(f"error: {error}")
         return 2
     collector = ExchangeCollector(
         load_config(course), lambda: set(grader.known_assignments()), args.assignments

@@ -85,6 +85,18 @@ class Discovery:
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
             return {a.name: [n.name for n in a.notebooks] for a in gb.assignments}
 
+    def wanted(self, known: dict[str, list[str]] | None = None) -> list[str]:
+        """The assignments to grade; SubmissionError naming any not in the gradebook."""
+        known = self.known_assignments() if known is None else known
+        unknown = [a for a in self.assignments or [] if a not in known]
+        if unknown:
+            raise SubmissionError(
+                f"not in the gradebook: {', '.join(unknown)}. Run `make assign` first (it "
+                "records every assignment from solutions/ without touching exercises/). "
+                f"Known: {', '.join(sorted(known)) or 'none'}"
+            )
+        return self.assignments or sorted(known)
+
     def discover(self, only: set[str] | None = None) -> tuple[list[Submission], list[Outcome]]:
         """Submissions to grade now, and the ones skipped as already graded (`only`: look
         at these `student/assignment` folders alone, so a look costs what is new)."""
@@ -92,14 +104,7 @@ class Discovery:
             return [], []
         submitted = Path(self.coursedir.format_path(self.coursedir.submitted_directory, ".", "."))
         known = self.known_assignments()
-        wanted = self.assignments or sorted(known)
-        unknown = [a for a in wanted if a not in known]
-        if unknown:
-            raise SubmissionError(
-                f"not in the gradebook: {', '.join(unknown)}. Run `make assign` first (it "
-                "records every assignment from solutions/ without touching exercises/). "
-                f"Known: {', '.join(sorted(known)) or 'none'}"
-            )
+        wanted = self.wanted(known)
         todo: list[Submission] = []
         skipped: list[Outcome] = []
         listed = self.students and submitted.is_dir()
@@ -119,7 +124,12 @@ class Discovery:
         for student_dir in student_dirs:
             if self.students and student_dir.name not in self.students:
                 continue
-            if only is None and self.assignments is None and self.plain_folder(student_dir):
+            try:
+                check_student_id(student_dir)
+                refused: SubmissionError | OSError | None = None
+            except (SubmissionError, OSError) as error:
+                refused = error  # each of the student's submissions fails with it
+            if only is None and self.assignments is None and refused is None:
                 skipped += self.strays(student_dir, known)
             for assignment in wanted:
                 if only is not None and f"{student_dir.name}/{assignment}" not in only:
@@ -127,7 +137,8 @@ class Discovery:
                 folder = student_dir / assignment
                 sub = Submission(student_dir.name, assignment, folder)
                 try:
-                    check_student_id(student_dir)
+                    if refused is not None:
+                        raise refused
                     files = check_folder(folder, self.budgets)
                 except SubmissionError as error:
                     skipped.append(Outcome(sub, "failed", [str(error)]))
@@ -153,15 +164,6 @@ class Discovery:
                 else:
                     todo.append(sub)
         return todo, skipped
-
-    @staticmethod
-    def plain_folder(student_dir: Path) -> bool:
-        """A student folder that passes `check_student_id` (the rest fail with its reason)."""
-        try:
-            check_student_id(student_dir)
-        except (SubmissionError, OSError):
-            return False
-        return True
 
     def strays(self, student_dir: Path, known: dict[str, list[str]]) -> list[Outcome]:
         """A folder in `student_dir` named after no assignment: a hand-in nobody would

@@ -126,6 +126,10 @@ class Grader:
         """Assignments in the gradebook, with their notebooks."""
         return self.discovery.known_assignments()
 
+    def wanted(self) -> list[str]:
+        """The assignments to grade; SubmissionError naming any not in the gradebook."""
+        return self.discovery.wanted()
+
     def discover(self, only: set[str] | None = None) -> tuple[list[Submission], list[Outcome]]:
         """Submissions to grade now, and the ones skipped as already graded (`only`: look
         at these student/assignment folders alone)."""
