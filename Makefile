@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-HUB    := autograder/classroom/hub
+HUB    := deploy/hub
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 PORT   ?= 8888
 # The venv's tools first on PATH (nbgrader runs `alembic` by name, tests run `nbgrader`).
@@ -88,8 +88,9 @@ lint: $(STAMP)  ## ruff lint and format check; the import contracts (layers, no 
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
-typecheck: $(STAMP)  ## mypy --strict on the packages
+typecheck: $(STAMP)  ## mypy --strict on the packages and the class hub's launcher
 	$(BIN)/mypy
+	$(BIN)/mypy $(filter-out $(HUB)/jupyterhub_config.py,$(wildcard $(HUB)/*.py))
 
 exercises: $(STAMP)  ## regenerate exercises/ from solutions/ with nbgrader
 	$(BIN)/python -m autograder.authoring.release
@@ -118,7 +119,7 @@ class:  ## JupyterHub for the class (as root): sudo make class INSTRUCTOR=<login
 	@# the system packages first: npm builds the proxy below
 	@$(MAKE) --no-print-directory system
 	$(AS_OWNER) $(MAKE) --no-print-directory $(STAMP) $(HUB)/node_modules PYTHON=$(PYTHON)
-	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python autograder/classroom/hub/serve.py \
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python deploy/hub/start_class.py \
 	  --instructor $(INSTRUCTOR) $(CLASS_OPTIONS)
 
 postgres:  ## a local PostgreSQL gradebook (role, database, password): sudo make postgres INSTRUCTOR=<login>
@@ -147,7 +148,7 @@ INSTRUCTOR_DATA := release submitted autograded feedback downloaded gradebook.db
 # .autograder/ holds the grader's records (deleted with the grades) and the course's secret
 # (kept: it decides every learner's numbers; `autograder secret --help`). What a term
 # leaves, the exchange's hand-ins and feedback included, is listed once, in
-# autograder/classroom/term.py; without the venv only the course folder's SQLite data goes.
+# autograder/service/term.py; without the venv only the course folder's SQLite data goes.
 clean-grades:  ## DELETE the gradebook (SQLite or PostgreSQL), hand-ins (the exchange's too), feedback and manual grades (needs CONFIRM=1); keeps the course's secret
 	@if [ "$(CONFIRM)" != 1 ]; then \
 	  echo "This deletes the instructor's data: $(INSTRUCTOR_DATA) .autograder/"; \
@@ -157,7 +158,7 @@ clean-grades:  ## DELETE the gradebook (SQLite or PostgreSQL), hand-ins (the exc
 	  echo "(make archive keeps a copy of it all first)."; \
 	  echo "It keeps .autograder/givens_secret: every learner's numbers stay the same."; \
 	  exit 1; fi
-	@if [ -x $(BIN)/python ]; then $(BIN)/python -m autograder.classroom.clean_grades --course-dir $(CURDIR); \
+	@if [ -x $(BIN)/python ]; then $(BIN)/python -m autograder.service.clean_grades --course-dir $(CURDIR); \
 	elif grep -qs postgresql site_config.py; then \
 	  echo "the gradebook is in PostgreSQL: set up first (make $(STAMP)), then run this again"; exit 1; \
 	else \
@@ -166,4 +167,4 @@ clean-grades:  ## DELETE the gradebook (SQLite or PostgreSQL), hand-ins (the exc
 	  [ ! -d .autograder ] || find .autograder -mindepth 1 -maxdepth 1 ! -name givens_secret -exec rm -rf {} +; fi
 
 archive: $(STAMP)  ## end of term: copy gradebook, hand-ins, feedback, the exchange's and reports into archives/; CONFIRM=1 then deletes them
-	$(BIN)/python -m autograder.classroom.term --course-dir $(CURDIR) $(if $(filter 1,$(CONFIRM)),--confirm) $(if $(TO),--to $(TO))
+	$(BIN)/python -m autograder.service.term --course-dir $(CURDIR) $(if $(filter 1,$(CONFIRM)),--confirm) $(if $(TO),--to $(TO))
