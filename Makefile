@@ -122,9 +122,10 @@ class:  ## JupyterHub for the class (as root): sudo make class INSTRUCTOR=<login
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python deploy/hub/start_class.py \
 	  --instructor $(INSTRUCTOR) $(CLASS_OPTIONS)
 
-postgres:  ## a local PostgreSQL gradebook (role, database, password): sudo make postgres INSTRUCTOR=<login>
+postgres:  ## a local PostgreSQL gradebook of this course (its own role, database, password): sudo make postgres INSTRUCTOR=<login>
 	@[ -n "$(INSTRUCTOR)" ] || { echo "usage: sudo make postgres INSTRUCTOR=<the instructor's login>"; exit 2; }
-	bash tools/setup_postgres.sh $(INSTRUCTOR) $(CURDIR) $(or $(DATABASE),gradebook)
+	$(AS_OWNER) $(MAKE) --no-print-directory $(STAMP) PYTHON=$(PYTHON)
+	bash tools/setup_postgres.sh $(INSTRUCTOR) $(CURDIR) $(CURDIR)/$(BIN)/python $(DATABASE)
 
 $(HUB)/node_modules: $(HUB)/package.json $(HUB)/package-lock.json
 	npm ci --prefix $(HUB) --no-audit --no-fund
