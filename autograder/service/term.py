@@ -139,8 +139,12 @@ def archive(places: TermPlaces, into: Path) -> list[str]:
     into.mkdir(mode=0o700, parents=True)
     now = datetime.datetime.now(datetime.UTC)
     manifest = [f"course {places.course_id}, archived {now:%Y-%m-%d %H:%M:%S} UTC"]
-    rows = copy_gradebook(places.db_url, into / "gradebook.db")
-    manifest.append(f"gradebook.db: {rows} rows from {shown_url(places.db_url)}")
+    sqlite = places.sqlite_file
+    if sqlite is not None and not sqlite.is_file():  # (opening it would create it)
+        manifest.append(f"no gradebook: no {sqlite}")
+    else:
+        rows = copy_gradebook(places.db_url, into / "gradebook.db")
+        manifest.append(f"gradebook.db: {rows} rows from {shown_url(places.db_url)}")
     sources = [(p, Path("course") / p.relative_to(places.course)) for p in places.local()]
     sources += [(p, Path("exchange") / p.name) for p in places.exchanged()]
     for source, name in sources:

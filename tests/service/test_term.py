@@ -11,18 +11,23 @@ back into the new gradebook (before, `make clean-grades` left the exchange: it d
 from __future__ import annotations
 
 import os
+import pwd
+import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import pytest
+from accounts import as_account
+from class_privacy import exchange_layout, roster_group, roster_group_name
 from pg_server import running_postgres
 
 from autograder.authoring.release import generate
-from autograder.authoring.sample_class import SAMPLE_CLASS, released_through_exchange
+from autograder.authoring.sample_class import SAMPLE_CLASS, make_course, released_through_exchange
 from autograder.core.givens import SECRET_FILE
 from autograder.grading.runner import Grader, load_config
 from autograder.service.collect import ExchangeCollector
@@ -156,3 +161,83 @@ def test_clean_grades_clears_the_exchange_too(tmp_path: Path) -> None:
         assert not (course / "gradebook.db").exists()
         generate(course, [ASSIGNMENT])
         assert [line for line in collect(course) if "collected" in line] == []
+
+
+@pytest.fixture
+def class_accounts() -> Iterator[tuple[pwd.struct_passwd, pwd.struct_passwd, Path]]:
+    """(instructor, student, a folder every account reaches): fresh accounts, deleted
+    afterwards with the roster's group."""
+    if os.geteuid() != 0:
+        pytest.fail("this test runs as root: it makes the class's accounts")
+    tag = secrets.token_hex(3)
+    made: list[str] = []
+    place = Path(tempfile.mkdtemp(prefix="term-accounts-"))
+    place.chmod(0o755)
+    try:
+        for login in (f"tti{tag}", f"tts{tag}"):
+            subprocess.run(["useradd", "-m", "-s", "/bin/bash", login], check=True)
+            made.append(login)
+        yield pwd.getpwnam(made[0]), pwd.getpwnam(made[1]), place
+    finally:
+        for login in made:
+            subprocess.run(["userdel", "-r", login], capture_output=True)
+        subprocess.run(["groupdel", roster_group_name(COURSE_ID)], capture_output=True)
+        shutil.rmtree(place, ignore_errors=True)
+
+
+def test_the_instructor_archives_and_clears_a_class_as_make_class_left_it(
+    class_accounts: tuple[pwd.struct_passwd, pwd.struct_passwd, Path],
+) -> None:
+    """As the instructor's own account (not root), on an exchange laid out as `make class`
+    lays it out (class_privacy), with a hand-in the student's account made as its private
+    submit leaves it (the student's folder, mode 2770, the instructor's group): archived
+    whole, then cleared, the student's hand-in included."""
+    teacher, student, place = class_accounts
+    exchange = place / "exchange"
+    course = make_course(
+        place / "course", [ASSIGNMENT], extra_config=f"c.Exchange.root = {str(exchange)!r}\n"
+    )
+    (course / "submitted" / student.pw_name / ASSIGNMENT).mkdir(parents=True)
+    subprocess.run(["chown", "-R", teacher.pw_name, str(course)], check=True)
+    roster = roster_group(COURSE_ID, [student.pw_name, teacher.pw_name])
+    exchange_layout(exchange, COURSE_ID, teacher.pw_name, roster)
+    place_of = exchange / COURSE_ID
+    released = place_of / "outbound" / ASSIGNMENT
+    released.mkdir()
+    shutil.copy(course / "exercises" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", released)
+    subprocess.run(["chown", "-R", teacher.pw_name, str(released)], check=True)
+    page = place_of / "feedback" / "0123abcd.html"
+    page.write_text("feedback")
+    os.chown(page, teacher.pw_uid, teacher.pw_gid)
+    name = f"{student.pw_name}+{ASSIGNMENT}+2026-12-01 10:00:00.000000 UTC+ab12"
+    notebook = SAMPLE_CLASS / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    hand_in = (
+        'umask 022 && mkdir "$1" && cp "$2" "$1/" && echo stamp > "$1/timestamp.txt" '
+        '&& chmod 2770 "$1"'
+    )
+    inbound = place_of / "inbound" / name
+    made = subprocess.run(
+        ["runuser", "-u", student.pw_name, "--", "sh", "-c", hand_in, "-", str(inbound),
+         str(notebook)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert (inbound.stat().st_uid, inbound.stat().st_gid) == (student.pw_uid, teacher.pw_gid)
+
+    command = [str(BIN / "python"), "-m", "autograder.service.term", "--course-dir",
+               str(course), "--confirm"]  # fmt: skip
+    done = subprocess.run(
+        as_account(teacher.pw_uid, teacher.pw_gid, command),
+        capture_output=True, text=True, cwd=place,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    (archived,) = (course / "archives").iterdir()
+    assert (archived / "exchange" / "inbound" / name / f"{ASSIGNMENT}.ipynb").is_file()
+    assert (archived / "exchange" / "outbound" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+    assert (archived / "exchange" / "feedback" / page.name).read_text() == "feedback"
+    assert (archived / "course" / "submitted" / student.pw_name / ASSIGNMENT).is_dir()
+    assert archived.stat().st_uid == teacher.pw_uid
+    assert archived.stat().st_mode & 0o077 == 0  # the instructor's alone
+    for folder in ("inbound", "outbound", "feedback"):
+        assert list((place_of / folder).iterdir()) == [], folder
+    assert not (course / "submitted").exists() and not (course / "gradebook.db").exists()
