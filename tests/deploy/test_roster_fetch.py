@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from class_privacy import exchange_layout, roster_group, roster_group_name
 
+pytestmark = pytest.mark.processes  # makes accounts, runs commands as them
+
 ASSIGNMENT = "01_what_a_gradient_is"
 
 

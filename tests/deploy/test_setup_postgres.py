@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 from pg_server import running_postgres
 
+pytestmark = pytest.mark.processes  # runs the script, accounts, a server
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tools" / "setup_postgres.sh"
 SUPERUSER_PASSWORD = secrets.token_urlsafe(12)
