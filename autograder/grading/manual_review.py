@@ -7,12 +7,16 @@ asked the teacher again about answers that had not changed. `ManualReview`, run 
 after nbgrader's SaveAutoGrades, compares each such part that has a manual score with the
 text the teacher graded (in the previous autograded copy, which formgrader shows):
 - unchanged: the grade stands, not marked as needing a grade;
-- changed, or no graded copy to compare with (fail closed): the score is taken out of the
-  gradebook and the part marked as needing a manual grade, so formgrader lists it to
+- changed: the score is taken out of the gradebook and the part marked as needing a
+  manual grade, so formgrader lists it to
   grade, `nbgrader export` names it under `needs_review` and leaves it out of the score,
   the report counts it as not yet graded and the feedback says "awaiting review (changed
   since it was graded)". The score and comment taken out are kept, with the graded
   text's hash, in `kept_path` (nothing the teacher wrote is lost).
+Without a previous autograded copy (it was deleted), the text last seen graded when
+feedback was made (`seen_path`, what the feedback's ManualGrades remembers) is compared
+instead; with neither, nothing shows the answer changed since it was graded: a score
+typed in formgrader while this very hand-in was being recorded stands.
 """
 
 from __future__ import annotations
@@ -48,6 +52,12 @@ def kept_path(reviewed_dir: Path, student: str, assignment: str) -> Path:
     return reviewed_dir / student / f"{assignment}{KEPT_SUFFIX}"
 
 
+def seen_path(reviewed_dir: Path, student: str, assignment: str) -> Path:
+    """Where the feedback remembers the text each manual grade was seen given to:
+    `notebook/grade_id` -> the answer's hash."""
+    return reviewed_dir / student / f"{assignment}.json"
+
+
 def read_kept(path: Path) -> dict[str, Any]:
     return dict(json.loads(path.read_text())) if path.is_file() else {}
 
@@ -76,6 +86,7 @@ class ManualReview(NbGraderPreprocessor):  # type: ignore[misc]
         info = resources["nbgrader"]
         student, assignment, notebook = info["student"], info["assignment"], info["notebook"]
         graded = graded_sources(self.previous, notebook)
+        seen = read_kept(seen_path(self.reviewed_dir, student, assignment))
         path = kept_path(self.reviewed_dir, student, assignment)
         kept = read_kept(path)
         changed = False
@@ -87,15 +98,17 @@ class ManualReview(NbGraderPreprocessor):  # type: ignore[misc]
                 grade = gradebook.find_grade(grade_id, notebook, assignment, student)
                 if grade.manual_score is None:
                     continue
-                before = None if graded is None else graded.get(grade_id)
-                if before is not None and before == cell.source:
+                key = f"{notebook}/{grade_id}"
+                before = graded.get(grade_id) if graded is not None else None
+                graded_hash = answer_hash(before) if before is not None else seen.get(key)
+                if graded_hash is None or graded_hash == answer_hash(cell.source):
                     grade.needs_manual_grade = False  # graded as it stands
                     continue
                 comment = gradebook.find_comment(grade_id, notebook, assignment, student)
-                kept[f"{notebook}/{grade_id}"] = {
+                kept[key] = {
                     "score": grade.manual_score,
                     "comment": comment.manual_comment,
-                    "graded_answer": None if before is None else answer_hash(before),
+                    "graded_answer": graded_hash,
                 }
                 grade.manual_score = None
                 grade.needs_manual_grade = True

@@ -32,7 +32,13 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from autograder.grading.manual_review import answer_hash, kept_path, manually_graded, read_kept
+from autograder.grading.manual_review import (
+    answer_hash,
+    kept_path,
+    manually_graded,
+    read_kept,
+    seen_path,
+)
 
 PENDING = "pending"
 CHANGED = "changed"
@@ -99,4 +105,4 @@ class ManualGrades(NbGraderPreprocessor):  # type: ignore[misc]
     def _memory(self, student: str, assignment: str) -> Path | None:
         if not self.reviewed_dir:
             return None
-        return Path(self.reviewed_dir) / student / f"{assignment}.json"
+        return seen_path(Path(self.reviewed_dir), student, assignment)
