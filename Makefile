@@ -13,7 +13,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .DEFAULT_GOAL := help
 .PHONY: help lab test check lint typecheck unit notebooks browser exercises assign autograde report grade \
-        class bench system axe clean clean-grades postgres
+        class bench system axe clean clean-grades archive postgres
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -130,9 +130,10 @@ class:  ## JupyterHub for the class (as root): sudo make class INSTRUCTOR=<login
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python deploy/hub/start_class.py \
 	  --instructor $(INSTRUCTOR) $(CLASS_OPTIONS)
 
-postgres:  ## a local PostgreSQL gradebook (role, database, password): sudo make postgres INSTRUCTOR=<login>
+postgres:  ## a local PostgreSQL gradebook of this course (its own role, database, password): sudo make postgres INSTRUCTOR=<login>
 	@[ -n "$(INSTRUCTOR)" ] || { echo "usage: sudo make postgres INSTRUCTOR=<the instructor's login>"; exit 2; }
-	bash tools/setup_postgres.sh $(INSTRUCTOR) $(CURDIR) $(or $(DATABASE),gradebook)
+	$(AS_OWNER) $(MAKE) --no-print-directory $(STAMP) PYTHON=$(PYTHON)
+	bash tools/setup_postgres.sh $(INSTRUCTOR) $(CURDIR) $(CURDIR)/$(BIN)/python $(DATABASE)
 
 $(HUB)/node_modules: $(HUB)/package.json $(HUB)/package-lock.json
 	npm ci --prefix $(HUB) --no-audit --no-fund
@@ -154,17 +155,25 @@ clean:  ## remove the virtual environment (keeps the gradebook and every submiss
 INSTRUCTOR_DATA := release submitted autograded feedback downloaded gradebook.db \
                    grades.csv reports
 # .autograder/ holds the grader's records (deleted with the grades) and the course's secret
-# (kept: it decides every learner's numbers; `autograder secret --help`).
-clean-grades:  ## DELETE the gradebook (SQLite or PostgreSQL), submissions and manual grades (needs CONFIRM=1); keeps the course's secret
+# (kept: it decides every learner's numbers; `autograder secret --help`). What a term
+# leaves, the exchange's hand-ins and feedback included, is listed once, in
+# autograder/service/term.py; without the venv only the course folder's SQLite data goes.
+clean-grades:  ## DELETE the gradebook (SQLite or PostgreSQL), hand-ins (the exchange's too), feedback and manual grades (needs CONFIRM=1); keeps the course's secret
 	@if [ "$(CONFIRM)" != 1 ]; then \
 	  echo "This deletes the instructor's data: $(INSTRUCTOR_DATA) .autograder/"; \
 	  echo "the gradebook's tables if it is in PostgreSQL (site_config.py's db_url),"; \
+	  echo "what is in the exchange's inbound/, outbound/ and feedback/ of this course,"; \
 	  echo "including manual grades and every submission. Run: make clean-grades CONFIRM=1"; \
+	  echo "(make archive keeps a copy of it all first)."; \
 	  echo "It keeps .autograder/givens_secret: every learner's numbers stay the same."; \
 	  exit 1; fi
-	@# a PostgreSQL gradebook's tables are dropped through the course's environment
 	@if [ -x $(BIN)/python ]; then $(BIN)/python -m autograder.service.clean_grades --course-dir $(CURDIR); \
 	elif grep -qs postgresql site_config.py; then \
-	  echo "the gradebook is in PostgreSQL: set up first (make $(STAMP)), then run this again"; exit 1; fi
-	rm -rf $(INSTRUCTOR_DATA)
-	@[ ! -d .autograder ] || find .autograder -mindepth 1 -maxdepth 1 ! -name givens_secret -exec rm -rf {} +
+	  echo "the gradebook is in PostgreSQL: set up first (make $(STAMP)), then run this again"; exit 1; \
+	else \
+	  echo "no venv: the course folder's data is deleted, the exchange is left (make $(STAMP) first to clear it)"; \
+	  rm -rf $(INSTRUCTOR_DATA); \
+	  [ ! -d .autograder ] || find .autograder -mindepth 1 -maxdepth 1 ! -name givens_secret -exec rm -rf {} +; fi
+
+archive: $(STAMP)  ## end of term: copy gradebook, hand-ins, feedback, the exchange's and reports into archives/; CONFIRM=1 then deletes them
+	$(BIN)/python -m autograder.service.term --course-dir $(CURDIR) $(if $(filter 1,$(CONFIRM)),--confirm) $(if $(TO),--to $(TO))

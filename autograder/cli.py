@@ -87,6 +87,17 @@ def seconds(text: str) -> float:
     return value
 
 
+def student_id(text: str) -> str:
+    """A student id under the one rule for ids (argparse type)."""
+    from autograder.grading.submissions import SubmissionError, check_student_name
+
+    try:
+        check_student_name(text)
+    except SubmissionError as refused:
+        raise argparse.ArgumentTypeError(str(refused)) from None
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="autograder", description=DESCRIPTION)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -108,7 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=default_jobs(),
         help="parallel workers (default: one per core but one, for the grader's own thread)",
     )
-    grade.add_argument("--student", action="append", help="only this student (repeatable)")
+    grade.add_argument(
+        "--student", action="append", type=student_id, help="only this student (repeatable)"
+    )
     grade.add_argument("--force", action="store_true", help="regrade even what is already graded")
     grade.add_argument(
         "--no-sandbox",

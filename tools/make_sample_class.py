@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
-import csv
 import datetime
 import io
 import sys
@@ -37,6 +36,7 @@ sys.path.insert(0, str(REPO_ROOT))
 from autograder.authoring.notebooks import given_source  # noqa: E402
 from autograder.authoring.sample_students import AUTOGRAD, STUDENTS, Slip, Student  # noqa: E402
 from autograder.core.spec import CODE_KINDS, ExerciseSpec  # noqa: E402
+from autograder.core.spreadsheet import InertWriter  # noqa: E402
 from autograder.core.verdict import format_value, matches  # noqa: E402
 from autograder.diagnosis.byhand import read_hand_answers  # noqa: E402
 from autograder.diagnosis.references import reference_quantities  # noqa: E402
@@ -216,7 +216,7 @@ def expected_grades(names: list[str]) -> list[tuple[str, str, int, int]]:
 def expected_csv(names: list[str]) -> str:
     """expected_grades.csv: what each submission must score (written answers count 0)."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = InertWriter(out, lineterminator="\n")
     writer.writerow(["student", "assignment", "score", "max_score"])
     writer.writerows(expected_grades(names))
     return out.getvalue()

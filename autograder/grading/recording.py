@@ -44,8 +44,10 @@ from autograder.core.verdict import Verdict
 from autograder.grading import trusted
 from autograder.grading.budgets import Budgets
 from autograder.grading.inert import safe_count, safe_output
+from autograder.grading.manual_review import ManualReview
 from autograder.grading.submissions import SubmissionError
 from autograder.grading.work import PreparedNotebook, Submission
+from autograder.sandbox.settings import STATE_DIR
 from autograder.sandbox.workers import ExecutionResult
 
 
@@ -147,6 +149,13 @@ def read_source_cells(
         for cell in notebook.solution_cells:
             cells.setdefault(cell.name, dict(plain))["solution"] = True
     return cells
+
+
+def reviewed_dir(config: Config) -> Path:
+    """Where the course keeps what its manual grades were given to (the course config's
+    ManualGrades.reviewed_dir, else `.autograder/reviewed`)."""
+    named = str(config.ManualGrades.get("reviewed_dir", ""))
+    return Path(named or Path(str(config.CourseDirectory.root)) / STATE_DIR / "reviewed")
 
 
 def set_aside(target: Path) -> Path | None:
@@ -354,6 +363,10 @@ class Recorder:
         config.CourseDirectory.student_id = sub.student
         coursedir = CourseDirectory(config=config)
         converter = Autograde(coursedir=coursedir, config=config)
+        target = Path(
+            coursedir.format_path(coursedir.autograded_directory, sub.student, sub.assignment)
+        )
+        previous = set_aside(target)
         # made here with the run they read (nbgrader registers an instance as it is)
         converter.sanitize_preprocessors = [UseSanitized(self.run, parent=converter)]
         converter.autograde_preprocessors = [
@@ -362,6 +375,7 @@ class Recorder:
             ClearMetadataPreprocessor,
             LimitOutput,
             SaveAutoGrades,
+            ManualReview(previous, reviewed_dir(config), parent=converter),
             AssignLatePenalties,
             CheckCellMetadata,
         ]
@@ -369,10 +383,6 @@ class Recorder:
         converter.log.setLevel(logging.WARNING)
         said = ErrorLines()
         converter.log.addHandler(said)
-        target = Path(
-            coursedir.format_path(coursedir.autograded_directory, sub.student, sub.assignment)
-        )
-        previous = set_aside(target)
         try:
             converter.start()
         except Exception as error:  # nbgrader logged why, and raises "see the above traceback"

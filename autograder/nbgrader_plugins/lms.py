@@ -13,6 +13,8 @@ Canvas marks a late submission with `LATE` but gives no time. The flag is kept a
 only timestamp it implies: one second after the assignment's due date in the gradebook,
 so formgrader and `nbgrader export` show the submission late (a late-penalty plugin then
 applies its minimum). Without a due date the flag cannot be recorded and a warning says so.
+A student id from a file name follows the one rule for ids (`submissions.check_student_name`:
+no `..`, no path or glob syntax); a name that breaks it is skipped with a warning.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from typing import Any
 
 from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 from traitlets import List, Unicode
+
+from autograder.grading.submissions import SubmissionError, check_student_name
 
 CANVAS = (
     r"^(?P<student_id>[A-Za-z0-9.-]+)_(?:(?P<late>LATE|late)_)?\d+_\d+_"
@@ -65,6 +69,11 @@ class LmsFileNames(FileNameCollectorPlugin):  # type: ignore[misc]
             self.log.warning("No LMS file-name pattern matches %s: skipped", name)
             return None
         found = {k: v for k, v in match.groupdict().items() if v is not None}
+        try:
+            check_student_name(found["student_id"])
+        except SubmissionError as refused:
+            self.log.warning("%s: %s; skipped", name, refused)
+            return None
         info: dict[str, Any] = {"student_id": found["student_id"], "file_id": found["file_id"]}
         if "timestamp" in found:
             info["timestamp"] = blackboard_time(found["timestamp"])

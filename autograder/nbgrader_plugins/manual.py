@@ -8,9 +8,11 @@ template in templates/feedback (it shadows nbgrader's own "feedback" template, s
 only feedback pages use it; formgrader's pages keep theirs), which shows each manually
 graded part as:
 - "pending review": no manual score yet (and no automatic one);
-- "awaiting review (changed since it was graded)": a manual score exists, nbgrader marks
-  the part as needing a grade again (it does after every autograde), and the answer's
-  text is not the one last seen graded; its score and comment are left out;
+- "awaiting review (changed since it was graded)": `autograder grade` took the manual
+  score out of the gradebook when the answer changed (grading/manual_review: formgrader,
+  the export and the report then agree), or, after nbgrader's own autograde, a manual
+  score exists, nbgrader marks the part as needing a grade again, and the answer's text
+  is not the one last seen graded; its score and comment are left out;
 - its score otherwise.
 The notebook's total leaves those parts out and says how many points await review. What
 was graded is remembered per part as a hash of the answer's text when feedback is made
@@ -21,7 +23,6 @@ manual part shows as awaiting review: never a score it may not deserve.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -31,24 +32,25 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
+from autograder.grading.manual_review import (
+    answer_hash,
+    kept_path,
+    manually_graded,
+    read_kept,
+    seen_path,
+)
+
 PENDING = "pending"
 CHANGED = "changed"
 
 
-def answer_hash(source: str) -> str:
-    return hashlib.sha256(source.encode()).hexdigest()
-
-
-def manually_graded(cell: Any) -> bool:
-    """A part whose points come from the teacher: a graded answer cell, or a task."""
-    meta = cell.metadata.get("nbgrader", {})
-    return bool((meta.get("grade") and meta.get("solution")) or meta.get("task"))
-
-
-def status_of(grade: Any, source: str, reviewed: str | None) -> str | None:
-    """PENDING, CHANGED, or None (the score stands) for one manually graded part."""
+def status_of(grade: Any, source: str, reviewed: str | None, taken_out: bool) -> str | None:
+    """PENDING, CHANGED, or None (the score stands) for one manually graded part;
+    `taken_out`: the grader took a manual score out when the answer changed."""
     if grade.manual_score is None:
-        return PENDING if grade.auto_score is None else None
+        if grade.auto_score is not None:
+            return None
+        return CHANGED if taken_out and grade.needs_manual_grade else PENDING
     if grade.needs_manual_grade and reviewed != answer_hash(source):
         return CHANGED
     return None
@@ -65,6 +67,11 @@ class ManualGrades(NbGraderPreprocessor):  # type: ignore[misc]
         info = resources["nbgrader"]
         memory = self._memory(info["student"], info["assignment"])
         seen = json.loads(memory.read_text()) if memory and memory.is_file() else {}
+        taken_out = (
+            read_kept(kept_path(Path(self.reviewed_dir), info["student"], info["assignment"]))
+            if self.reviewed_dir
+            else {}
+        )
         waiting = 0.0
         with Gradebook(info["db_url"]) as gradebook:
             for cell in nb.cells:
@@ -75,7 +82,7 @@ class ManualGrades(NbGraderPreprocessor):  # type: ignore[misc]
                 grade = gradebook.find_grade(
                     meta["grade_id"], info["notebook"], info["assignment"], info["student"]
                 )
-                status = status_of(grade, cell.source, seen.get(key))
+                status = status_of(grade, cell.source, seen.get(key), key in taken_out)
                 if status is None and grade.manual_score is not None:
                     if not grade.needs_manual_grade:
                         seen[key] = answer_hash(cell.source)  # graded as it stands
@@ -98,4 +105,4 @@ class ManualGrades(NbGraderPreprocessor):  # type: ignore[misc]
     def _memory(self, student: str, assignment: str) -> Path | None:
         if not self.reviewed_dir:
             return None
-        return Path(self.reviewed_dir) / student / f"{assignment}.json"
+        return seen_path(Path(self.reviewed_dir), student, assignment)

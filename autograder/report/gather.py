@@ -141,6 +141,16 @@ class ClassReport:
     """student -> their follow-on errors."""
     unreleased: list[str] = field(default_factory=list)
     """In the gradebook, not released: not counted."""
+    course_id: str = ""
+    """The course's id (CourseDirectory.course_id), which the report's title names."""
+
+    @property
+    def title(self) -> str:
+        """'Class report: <course id>', then the assignment when the report is of one."""
+        named = self.course_id or "(no course id)"
+        if self.scope == COURSE_SCOPE:
+            return f"Class report: {named}"
+        return f"Class report: {named}, {self.scope}"
 
 
 class ReportError(Exception):
@@ -325,4 +335,5 @@ def build(course_dir: Path, assignment: str | None = None) -> ClassReport:
         dict(by_student),
         dict(following),
         sorted(set(known) - set(spanned)),
+        coursedir.course_id,
     )

@@ -246,7 +246,7 @@ def _progress(report: ClassReport) -> list[str]:
 def render_html(report: ClassReport) -> str:
     """The report page (self-contained: plots embedded)."""
     figures = {plot.key: _figure(plot) for plot in plots(report)}
-    title = f"Class report: {report.scope}"
+    title = report.title
     counted = ", ".join(report.assignments)
     out = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",

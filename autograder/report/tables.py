@@ -1,10 +1,11 @@
-"""The class report as CSV: parts and their mistakes, each student's mistakes, progress."""
+"""The class report as CSV: parts and their mistakes, each student's mistakes, progress
+(formulas and names written as text a spreadsheet never runs: `core.spreadsheet`)."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
+from autograder.core.spreadsheet import InertWriter
 from autograder.report.gather import ClassReport
 
 
@@ -13,7 +14,7 @@ def write_csvs(report: ClassReport, out: Path) -> list[Path]:
     `<scope>_progress.csv` (scores per student)."""
     parts_csv = out / f"{report.scope}.csv"
     with parts_csv.open("w", newline="") as handle:
-        writer = csv.writer(handle)
+        writer = InertWriter(handle)
         writer.writerow(
             ["assignment", "notebook", "part", "label", "points", "submitted", "right",
              "share_right", "not_yet_graded", "follow_ons", "mistake_kind", "mistake",
@@ -30,7 +31,7 @@ def write_csvs(report: ClassReport, out: Path) -> list[Path]:
                 writer.writerow([*head, m.kind, m.words, m.count, " ".join(m.students), formulas])
     students_csv = out / f"{report.scope}_students.csv"
     with students_csv.open("w", newline="") as handle:
-        writer = csv.writer(handle)
+        writer = InertWriter(handle)
         writer.writerow(["student", "assignment", "part", "cause", "mistake_kind", "mistake",
                          "written"])  # fmt: skip
         for student in sorted({*report.slips, *report.follow_ons}):
@@ -40,7 +41,7 @@ def write_csvs(report: ClassReport, out: Path) -> list[Path]:
                                      s.written])  # fmt: skip
     progress_csv = out / f"{report.scope}_progress.csv"
     with progress_csv.open("w", newline="") as handle:
-        writer = csv.writer(handle)
+        writer = InertWriter(handle)
         writer.writerow(["student", *report.assignments, "total", "max_total", "share", "late"])
         for row in report.progress:
             cells = [

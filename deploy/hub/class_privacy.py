@@ -8,21 +8,32 @@ replacing what another (or the instructor) put there:
 
     <root>                 1777 root        anyone creates, only owners rename or delete
     <root>/<course>        0755 instructor  only the instructor changes what is in it
-        outbound/          0755 instructor  released assignments: read-only to students
+        outbound/          0750 instructor  released assignments: read-only to the roster
+                                            (group class-<course id>), closed to others
         inbound/           3733 instructor  hand-ins: write-only, not listable, sticky
         feedback/          0711 instructor  feedback pages, each under a secret name
+
+The roster group `class-<course id>` (`roster_group`) holds exactly the class's members
+(`--users` and the instructor; without --users every login account): only they fetch
+what is released. JupyterHub starts each server with its user's groups (initgroups), so a
+member added or removed counts from their next server start.
 """
 
 from __future__ import annotations
 
+import grp
 import os
 import pwd
+import re
 import stat
+import subprocess
 from pathlib import Path
 
 from autograder.core.givens import SECRET_FILE
 
-EXCHANGE_MODES = {"": 0o755, "outbound": 0o755, "inbound": 0o3733, "feedback": 0o711}
+EXCHANGE_MODES = {"": 0o755, "outbound": 0o750, "inbound": 0o3733, "feedback": 0o711}
+ROSTER_ONLY = "outbound"  # the folder whose group is the roster's
+MAX_GROUP_NAME = 32  # Debian's groupadd
 ROOT_MODE = 0o1777
 PRIVATE = 0o700
 
@@ -91,8 +102,29 @@ def secret_problem(course: Path, owner: int) -> str | None:
     return None
 
 
-def exchange_layout(root: Path, course_id: str, instructor: str) -> None:
-    """Create or repair the exchange for `course_id` (see the module's table).
+def roster_group_name(course_id: str) -> str:
+    """`class-<course id>` in the letters a group name may hold, at most 32."""
+    return f"class-{re.sub(r'[^a-z0-9_-]', '-', course_id.lower())}"[:MAX_GROUP_NAME]
+
+
+def roster_group(course_id: str, members: list[str]) -> int:
+    """The roster's group (created if missing), holding exactly `members`; its gid."""
+    name = roster_group_name(course_id)
+    try:
+        grp.getgrnam(name)
+    except KeyError:
+        subprocess.run(["groupadd", "--system", name], check=True, capture_output=True)
+    done = subprocess.run(
+        ["gpasswd", "-M", ",".join(sorted(set(members))), name], capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise ClassError(f"the roster's group {name} could not be set: {done.stderr.strip()}")
+    return grp.getgrnam(name).gr_gid
+
+
+def exchange_layout(root: Path, course_id: str, instructor: str, roster_gid: int) -> None:
+    """Create or repair the exchange for `course_id` (see the module's table); `outbound/`
+    open to the group `roster_gid` alone.
 
     A course folder in the exchange that the instructor does not own was made by someone
     else (perhaps to plant what students fetch): refused, with what to check."""
@@ -115,4 +147,6 @@ def exchange_layout(root: Path, course_id: str, instructor: str) -> None:
                 f"{instructor}: someone else made it. Check what it holds, then "
                 f"`rm -r {folder}` and start again"
             )
+        if name == ROSTER_ONLY:
+            os.chown(folder, account.pw_uid, roster_gid)
         folder.chmod(mode)

@@ -38,6 +38,7 @@ from class_privacy import (  # noqa: E402
     exchange_layout,
     private_course,
     private_homes,
+    roster_group,
     secret_problem,
 )
 from class_student_env import ensure_student_env  # noqa: E402
@@ -137,7 +138,7 @@ def prepare(args: argparse.Namespace) -> dict[str, str]:
         except KeyError:
             raise ClassError(f"no local account {user!r} (named in --users)") from None
     course_id, exchange = course_settings(course)
-    exchange_layout(Path(exchange), course_id, args.instructor)
+    exchange_layout(Path(exchange), course_id, args.instructor, roster_group(course_id, members))
     for line in [private_course(course, teacher.pw_uid), *private_homes(members)]:
         if line:
             print(f"made private: {line}")

@@ -132,6 +132,9 @@ def test_assign_fills_gradebook_and_release_without_touching_exercises(tmp_path:
     assert bad.returncode == 2 and "no such assignment" in bad.stderr
 
 
+HOSTILE_LMS_IDS = ["..", ".", "-rf", ".hidden"]  # what the LMS patterns' [A-Za-z0-9.-]+ lets in
+
+
 def lms_notebook(course: Path, answer: str) -> bytes:
     nb = json.loads((course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
     nb["metadata"]["lms_marker"] = answer  # tells the copies apart
@@ -159,10 +162,20 @@ def test_zip_collect_takes_canvas_blackboard_and_moodle_names(tmp_path: Path) ->
         for student, name in names.items():
             bundle.writestr(name, lms_notebook(course, student))
         bundle.writestr("readme.txt", "not a notebook")
+        for hostile in HOSTILE_LMS_IDS:  # each pattern accepts these ids; the rule does not
+            bundle.writestr(f"{hostile}_4413_99103_{ASSIGNMENT}.ipynb", lms_notebook(course, ""))
+            bundle.writestr(
+                f"{hostile}_5121_assignsubmission_file_{ASSIGNMENT}.ipynb",
+                lms_notebook(course, ""),
+            )
     result = run("nbgrader", "zip_collect", ASSIGNMENT, cwd=course)
     assert result.returncode == 0, result.stdout + result.stderr
     submitted = course / "submitted"
     assert sorted(p.name for p in submitted.iterdir()) == sorted(names)
+    said = result.stdout + result.stderr
+    for hostile in HOSTILE_LMS_IDS:
+        assert f"student id {hostile!r} refused" in said
+    assert not (course / "submitted" / ".." / ASSIGNMENT).exists()
     for student in names:
         notebook = submitted / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
         assert json.loads(notebook.read_text())["metadata"]["lms_marker"] == student

@@ -423,6 +423,17 @@ def test_an_interval_that_is_not_a_positive_number_is_a_usage_error(
     assert f"{interval!r} is not a positive number of seconds" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("student", ["..", "../ada", "-rf", "a*", ".hidden"])
+def test_a_hostile_student_id_is_a_usage_error(
+    student: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`autograder grade --student` follows the one rule for ids (check_student_name)."""
+    with pytest.raises(SystemExit) as stopped:
+        main(["grade", f"--student={student}"])
+    assert stopped.value.code == 2
+    assert f"student id {student!r} refused" in capsys.readouterr().err
+
+
 @pytest.mark.processes
 def test_clean_grades_says_when_there_was_no_gradebook(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import process_tree  # tests/ (conftest.py puts it on the path)
+from class_privacy import roster_group_name  # deploy/hub (on the path, as for the tests)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -389,6 +390,8 @@ class ClassHub:
                     print(f"userdel {user} kept failing: {done.stderr}", file=sys.stderr)
                     break
                 time.sleep(0.5)  # a process of theirs is still exiting
+        # the roster's group `make class` made (class_privacy.roster_group)
+        subprocess.run(["groupdel", roster_group_name(COURSE_ID)], capture_output=True)
         for folder in self.cgroup_dirs():  # cgroups are removed leaves first, with rmdir
             for child in sorted(folder.glob("**/"), key=lambda p: -len(p.parts)):
                 with contextlib.suppress(OSError):

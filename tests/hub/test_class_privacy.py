@@ -14,6 +14,7 @@ hand-in) must fail the same way. Runs after test_class_hub.py on the same hub (c
 
 from __future__ import annotations
 
+import grp
 import hashlib
 import json
 import os
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from class_hub import ASSIGNMENT, COURSE_ID, ClassHub, log_in
+from class_privacy import roster_group_name
 from playwright.sync_api import Browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.nbgrader, pytest.mark.sandbox]
@@ -196,13 +198,16 @@ def test_the_exchange_is_laid_out_as_nbgrader_intends(hub: ClassHub) -> None:
     modes = {
         hub.exchange: (0o1777, 0),
         course: (0o755, teacher),
-        course / "outbound": (0o755, teacher),
+        course / "outbound": (0o750, teacher),  # the roster's group alone reads it
         course / "inbound": (0o3733, teacher),
         course / "feedback": (0o711, teacher),
     }
     for path, (mode, owner) in modes.items():
         info = path.stat()
         assert (info.st_mode & 0o7777, info.st_uid) == (mode, owner), path
+    roster = grp.getgrgid((course / "outbound").stat().st_gid)
+    assert roster.gr_name == roster_group_name(COURSE_ID)
+    assert sorted(roster.gr_mem) == sorted([*hub.students, hub.instructor])
     assert os.stat(hub.course).st_mode & 0o077 == 0, "the course folder is open to others"
     for student in hub.students:
         assert Path(f"/home/{student}").stat().st_mode & 0o077 == 0, student

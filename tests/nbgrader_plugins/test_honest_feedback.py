@@ -5,11 +5,14 @@ With the real pipeline (`autograder grade`, formgrader's way of recording a manu
 the written answer shows "pending review", not "0.0 / 1.0"; graded, it shows its score;
 after a resubmission that changed it, "awaiting review (changed since it was graded)"
 with neither the old score nor the old comment, and the notebook's total leaves it out;
-a resubmission that left it as graded keeps the score.
+a resubmission that left it as graded keeps the score. Formgrader (nbgrader's API), the
+export and the report agree with the feedback each time: the changed answer needs
+review there too, and its old point counts nowhere (they all counted it before).
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -107,12 +110,55 @@ def test_feedback_on_a_written_answer_is_never_stale(tmp_path: Path) -> None:
     unchanged = feedback(course)  # handed in again as graded: the manual grade holds
     assert total(unchanged) == (automatic + points, most) and COMMENT in unchanged
 
+    assert everywhere(course) == (automatic + points, "")  # formgrader asks nothing again
+
     rewrite_answer(course, "The slope is whatever the plot shows, I guess.")
     changed = feedback(course)
     assert f"awaiting review (changed since it was graded) / {points:.1f}" in changed
     assert COMMENT not in changed
     assert total(changed) == (automatic, most)
+    # formgrader, the export and the report say the same: to review, the old point out
+    name, _ = written(course)
+    assert everywhere(course) == (automatic, f"{ASSIGNMENT}/{name}")
+    kept = json.loads(
+        (course / ".autograder" / "reviewed" / "ada" / f"{ASSIGNMENT}.kept.json").read_text()
+    )
+    assert kept[f"{ASSIGNMENT}/{name}"]["score"] == points  # nothing the teacher wrote lost
+    assert kept[f"{ASSIGNMENT}/{name}"]["comment"] == COMMENT
 
     grade_in_formgrader(course, 0.0)  # the teacher reviews the new answer
     reviewed = feedback(course, regrade=False)
     assert total(reviewed) == (automatic, most) and "awaiting" not in reviewed
+    assert everywhere(course) == (automatic, "")
+
+
+def everywhere(course: Path) -> tuple[float, str]:
+    """ada's score and the parts awaiting review, as formgrader (nbgrader's API, which
+    its pages and handlers call), `nbgrader export` and the report each say them; the
+    test fails when they disagree."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.grading.runner import load_config
+    from autograder.report import build
+
+    config = load_config(course)
+    api = NbGraderAPI(CourseDirectory(config=config), config=config)
+    (listed,) = api.get_submissions(ASSIGNMENT)
+    (notebook,) = api.get_notebook_submissions(ASSIGNMENT, ASSIGNMENT)
+    assert bool(listed["needs_manual_grade"]) == bool(notebook["needs_manual_grade"])
+    formgrader = (float(listed["score"]), bool(listed["needs_manual_grade"]))
+
+    run(course, str(BIN / "nbgrader"), "export", f"--to={course / 'grades.csv'}")
+    with open(course / "grades.csv", newline="") as handle:
+        (row,) = [r for r in csv.DictReader(handle) if r["student_id"] == "ada"]
+    exported = (float(row["score"]), row["needs_review"])
+
+    report = build(course, ASSIGNMENT)
+    (progress,) = [p for p in report.progress if p.student == "ada"]
+    ungraded = sum(part.ungraded for part in report.parts)
+    reported = (float(progress.scores[ASSIGNMENT] or 0.0), ungraded)
+
+    assert formgrader == (exported[0], bool(exported[1])), (formgrader, exported)
+    assert reported == (exported[0], int(bool(exported[1]))), (reported, exported)
+    return exported

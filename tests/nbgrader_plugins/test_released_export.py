@@ -49,3 +49,24 @@ def test_export_counts_only_released_assignments(tmp_path: Path) -> None:
     nbgrader(course, "release_assignment", RELEASED)
     assert exported(course) == {RELEASED}
     assert exported(course, f"--assignment={NOT_YET}") == {NOT_YET}
+
+
+def test_export_is_inert_in_spreadsheets(tmp_path: Path) -> None:
+    """A roster name a spreadsheet would run is written as text; a comma in a name stays
+    in its cell (nbgrader's own export joined cells with commas unquoted)."""
+    exchange = tmp_path / "exchange"
+    config = f"c.Exchange.root = {str(exchange)!r}\n"
+    course = make_course(tmp_path / "course", [RELEASED], extra_config=config)
+    nbgrader(
+        course, "db", "student", "add", "lee",
+        "--last-name==HYPERLINK(\"http://x\",\"y\")", "--first-name=Ann, Lee",
+        "--email=@lee",
+    )  # fmt: skip
+    shutil.copytree(course / "exercises" / RELEASED, course / "release" / RELEASED)
+    nbgrader(course, "release_assignment", RELEASED)
+    nbgrader(course, "export", f"--to={course / 'grades.csv'}")
+    with open(course / "grades.csv", newline="") as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert row["last_name"] == '\'=HYPERLINK("http://x","y")'
+    assert (row["first_name"], row["email"]) == ("Ann, Lee", "'@lee")
+    assert (row["score"], row["needs_review"]) == ("0.0", "")

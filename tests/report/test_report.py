@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import base64
 import csv
+import dataclasses
 import html
 import os
 import shutil
@@ -31,7 +32,7 @@ from autograder.diagnosis.byhand import read_hand_answers
 from autograder.diagnosis.normal_form import normal_form
 from autograder.grading.runner import Grader
 from autograder.grading.trusted import givens_for
-from autograder.report import NO_DIAGNOSIS, build, render_html
+from autograder.report import NO_DIAGNOSIS, build, render_html, write_csvs
 from autograder.report.gather import Slip, rank_misconceptions
 
 pytestmark = [pytest.mark.nbgrader, pytest.mark.sandbox]
@@ -147,6 +148,7 @@ def test_command_writes_html_with_plots_and_csv(course: Path) -> None:
     assert result.returncode == 0, result.stderr
     out = course / "reports"
     page = (out / f"{A03}.html").read_text()
+    assert f"<h1>Class report: backward-course, {A03}</h1>" in page  # the course's id
     images = page.count("src='data:image/png;base64,")
     assert images == 3  # parts, misconceptions, progress
     assert page.count("<img alt='") == 3
@@ -177,6 +179,24 @@ def test_command_writes_html_with_plots_and_csv(course: Path) -> None:
     assert float(progress["ben"]["total"]) == expected[("ben", A03)] + expected[("ben", A06)]
     unknown = autograder("report", "99_nope", cwd=course)
     assert unknown.returncode == 2 and "not in the gradebook" in unknown.stderr
+
+
+def test_csvs_are_inert_in_spreadsheets(course: Path, tmp_path: Path) -> None:
+    """The report of the graded class with a sign mistake's formula and a hostile student
+    name written in: every CSV cell a spreadsheet would run starts with an apostrophe;
+    scores stay numbers."""
+    report = build(course, A03)
+    bens = report.slips["ben"]
+    bens[0] = dataclasses.replace(bens[0], written="-2 * (a - y)")
+    report.progress[0] = dataclasses.replace(report.progress[0], student="=HYPERLINK(1)")
+    written = write_csvs(report, tmp_path)
+    cells = [cell for path in written for row in csv.reader(path.open(newline="")) for cell in row]
+    assert "'-2 * (a - y)" in cells and "'=HYPERLINK(1)" in cells
+    runnable = [c for c in cells if c[:1] in "=+-@\t\r" and c and not c[1:2].isdigit()]
+    assert runnable == []
+    with open(tmp_path / f"{A03}_progress.csv", newline="") as handle:
+        scores = [row["total"] for row in csv.DictReader(handle)]
+    assert all(float(score) >= 0 for score in scores)
 
 
 def test_lateness_against_the_gradebooks_due_date(course: Path) -> None:

@@ -59,7 +59,11 @@ class Class:
         return ExchangeCollector(config, lambda: {ASSIGNMENT})
 
     def hand_in(
-        self, tag: str, claimed: datetime.datetime | None = None, name: str = ASSIGNMENT
+        self,
+        tag: str,
+        claimed: datetime.datetime | None = None,
+        name: str = ASSIGNMENT,
+        student: str = ME,
     ) -> HandIn:
         """A complete hand-in, claiming `claimed` (default: now), as `nbgrader submit`
         leaves it; it arrives in inbound/ whole, now."""
@@ -70,7 +74,7 @@ class Class:
         (staging / "timestamp.txt").write_text(stamp)
         secret = f"{tag:0>128}"[-128:]
         (staging / "submission_secret.txt").write_text(secret)
-        folder = self.inbound / f"{ME}+{ASSIGNMENT}+{stamp}+{tag}"
+        folder = self.inbound / f"{student}+{ASSIGNMENT}+{stamp}+{tag}"
         return HandIn(staging, folder, secret)
 
 
@@ -156,6 +160,30 @@ def test_only_the_roster_may_hand_in(klass: Class) -> None:
     klass.hand_in("enrolled").arrive()
     lines = settle(klass.collector(rostered=True))
     assert any(line.startswith(f"collected {ME}/{ASSIGNMENT}") for line in lines), lines
+
+
+HOSTILE_IDS = ["..", ".", "-rf", ".hidden", "a*b", "x" * 65]
+
+
+def test_hostile_student_ids_are_refused_even_on_the_roster(klass: Class) -> None:
+    """The one rule for ids (submissions.check_student_name), as LMS names and
+    `autograder grade --student` follow it: a hand-in under a hostile id is refused and
+    kept with its reason, even when that id is on the roster; nothing reaches submitted/."""
+    with Gradebook(f"sqlite:///{klass.course / 'gradebook.db'}", COURSE_ID) as gb:
+        for hostile in HOSTILE_IDS:
+            gb.add_student(hostile)  # `nbgrader db student add` takes any of these
+    hand_ins = {}
+    for number, hostile in enumerate(HOSTILE_IDS):
+        hand_ins[hostile] = klass.hand_in(f"hostile{number}", student=hostile)
+        hand_ins[hostile].arrive()
+    lines = settle(klass.collector(rostered=True))
+    for hostile, hand_in in hand_ins.items():
+        said = [line for line in lines if f"student id {hostile!r} refused" in line]
+        assert said and said[0].startswith("REFUSED "), (hostile, lines)
+        assert f"student id {hostile!r} refused" in kept_reason(klass, hand_in)
+    submitted = klass.course / "submitted"
+    assert not submitted.exists() or list(submitted.iterdir()) == []
+    assert not (klass.course / ASSIGNMENT).exists()  # `..`/<assignment> never made
 
 
 def test_an_ungradable_hand_in_never_replaces_the_good_one(klass: Class) -> None:
