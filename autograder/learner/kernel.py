@@ -11,7 +11,9 @@ environment (`classroom.checks.learner_package`), so it imports only `core.verdi
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
@@ -19,6 +21,29 @@ from autograder.core.verdict import Verdict, format_value
 
 PRACTICE_PREFIX = "(practice numbers) "
 PRACTICE_SOURCE = "fresh numbers, not graded"
+WORKING_AFTER = 1.0
+"""Seconds a check runs before it says it is working."""
+WORKING = "⏳ Checking against PyTorch (the first check of a notebook loads it: a few seconds)…"
+
+
+@contextmanager
+def working(after: float = WORKING_AFTER, quiet: bool = False) -> Iterator[threading.Event]:
+    """Say the check is working if it takes more than `after` seconds (`quiet`: never,
+    as while grading); the event is set once the line is shown."""
+    shown = threading.Event()
+
+    def say() -> None:
+        print(WORKING, flush=True)
+        shown.set()
+
+    timer = threading.Timer(after, say)
+    timer.daemon = True
+    if not quiet:
+        timer.start()
+    try:
+        yield shown
+    finally:
+        timer.cancel()
 
 
 class AnswerMismatch(AssertionError):
