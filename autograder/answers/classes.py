@@ -13,32 +13,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from autograder.core.tasks import ClassTask
 from autograder.core.verdict import Verdict
-
-GRAPHS_PER_PART = 200
-"""Random graphs drawn for each operation a class part credits, in the kernel and in the grader."""
-
-
-@dataclass(frozen=True)
-class ClassTask:
-    """What a class part builds: the class's name, the operations it credits (a point
-    each, `value_bugs.UNITS`), and how many graphs each is judged on."""
-
-    cls: str
-    label: str
-    units: tuple[str, ...]
-    hint: str
-    count: int = GRAPHS_PER_PART
-
-    def draw(self, rng: random.Random) -> list[dict[str, Any]]:
-        """The graphs this part is judged on (plain JSON), each marked with its operation."""
-        from autograder.answers.value_graphs import draw_unit
-
-        drawn = [(unit, draw_unit(rng, unit, self.count)) for unit in self.units]
-        return [{**graph, "unit": unit} for unit, graphs in drawn for graph in graphs]
 
 
 def judge_class_results(
@@ -71,3 +49,12 @@ def judge_class_results(
         return Verdict(True, f"✓ {message}", "match")
     reason = "known_mistake" if named else "mismatch"
     return Verdict(False, f"✗ {message}", reason, points=float(right) if right else None)
+
+
+def draw_graphs_for(task: ClassTask, rng: random.Random) -> list[dict[str, Any]]:
+    """The graphs a class part is judged on (plain JSON), drawn with `rng`: `task.count`
+    for each operation it credits, each marked with its operation."""
+    from autograder.answers.value_graphs import draw_unit
+
+    drawn = [(unit, draw_unit(rng, unit, task.count)) for unit in task.units]
+    return [{**graph, "unit": unit} for unit, graphs in drawn for graph in graphs]

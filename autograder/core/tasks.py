@@ -1,0 +1,36 @@
+"""What a code part asks for: a function the learner writes (`FunctionTask`) or a class
+(`ClassTask`). Data only: judging them is `autograder.answers`; the spec format names them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+GRAPHS_PER_PART = 200
+"""Random graphs drawn for each operation a class part credits, in the kernel and the grader."""
+
+
+@dataclass(frozen=True)
+class FunctionTask:
+    """A function the learner writes, with cases, PyTorch's answer, and known wrong versions."""
+
+    name: str
+    label: str
+    make_cases: Callable[[random.Random], list[tuple[float, ...]]]
+    reference: Callable[..., float]
+    hint: str
+    mistakes: tuple[tuple[Callable[..., float], str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ClassTask:
+    """What a class part builds: the class's name, the operations it credits (a point each,
+    `answers.value_bugs.UNITS`), and how many graphs each is judged on."""
+
+    cls: str
+    label: str
+    units: tuple[str, ...]
+    hint: str
+    count: int = GRAPHS_PER_PART
