@@ -171,25 +171,42 @@ def draw_graphs(rng: random.Random, n: int, ops: Sequence[str] = ALL_OPS) -> lis
 # --- the reference (PyTorch) and the classic bugs -----------------------------------
 
 
-def _torch_reference(graph: Graph) -> tuple[float, list[float]]:
+def _torch_references(graphs: Sequence[Graph]) -> list[tuple[float, list[float]]]:
+    """PyTorch's output and leaf gradients of every graph (float64), in one backward pass:
+    the graphs share no tensor, so the gradient of their outputs' sum is each one's own."""
     import torch
 
-    leaves = [
-        torch.tensor(float(v), dtype=torch.float64, requires_grad=True) for v in graph["leaves"]
-    ]
-    values: list[Any] = list(leaves)
-    for op in graph["ops"]:
-        name, args = op["op"], op["args"]
-        a = values[args[0]]
-        if name in BINARY or name in WITH_NUMBER or name == "neg":
-            out = _apply(op, values)
-        elif name == "pow":
-            out = a ** op["exponent"]
-        else:
-            out = torch.relu(a)
-        values.append(out)
-    grads = torch.autograd.grad(values[-1], leaves, allow_unused=True, materialize_grads=True)
-    return float(values[-1].item()), [float(g.item()) for g in grads]
+    every_leaf: list[Any] = []
+    outputs: list[Any] = []
+    for graph in graphs:
+        leaves = [
+            torch.tensor(float(v), dtype=torch.float64, requires_grad=True)
+            for v in graph["leaves"]
+        ]
+        values: list[Any] = list(leaves)
+        for op in graph["ops"]:
+            name, args = op["op"], op["args"]
+            a = values[args[0]]
+            if name in BINARY or name in WITH_NUMBER or name == "neg":
+                out = _apply(op, values)
+            elif name == "pow":
+                out = a ** op["exponent"]
+            else:
+                out = torch.relu(a)
+            values.append(out)
+        every_leaf += leaves
+        outputs.append(values[-1])
+    if not outputs:
+        return []
+    total = torch.stack(outputs).sum()
+    grads = torch.autograd.grad(total, every_leaf, allow_unused=True, materialize_grads=True)
+    flat: list[float] = torch.stack(list(grads)).tolist()
+    found, start = [], 0
+    for graph, output in zip(graphs, torch.stack(outputs).tolist(), strict=True):
+        count = len(graph["leaves"])
+        found.append((float(output), flat[start : start + count]))
+        start += count
+    return found
 
 
 # --- the verdict --------------------------------------------------------------------
@@ -268,6 +285,7 @@ def judge(graphs: Sequence[Graph], results: Sequence[object], unit: str = "") ->
         return Verdict(False, 0, len(graphs), f"expected {len(graphs)} results, got {len(results)}")
     failures: list[tuple[int, str]] = []
     learner: list[Result | str] = []
+    references = _torch_references(graphs)
     for i, (graph, result) in enumerate(zip(graphs, results, strict=True)):
         numbers = _numbers(result, len(graph["leaves"]))
         learner.append(_learner_result(numbers))
@@ -275,7 +293,7 @@ def judge(graphs: Sequence[Graph], results: Sequence[object], unit: str = "") ->
             failures.append((i, numbers))
             continue
         output, grads = numbers
-        want_output, want_grads = _torch_reference(graph)
+        want_output, want_grads = references[i]
         if not _close(output, want_output):
             failures.append(
                 (i, f"output {output:.6g}, PyTorch {want_output:.6g}: the forward pass is wrong")
