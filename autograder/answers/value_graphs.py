@@ -180,8 +180,7 @@ def _torch_references(graphs: Sequence[Graph]) -> list[tuple[float, list[float]]
     outputs: list[Any] = []
     for graph in graphs:
         leaves = [
-            torch.tensor(float(v), dtype=torch.float64, requires_grad=True)
-            for v in graph["leaves"]
+            torch.tensor(float(v), dtype=torch.float64, requires_grad=True) for v in graph["leaves"]
         ]
         values: list[Any] = list(leaves)
         for op in graph["ops"]:
