@@ -1,10 +1,12 @@
 """Class exercises: a class the learner writes, judged on random graphs against PyTorch.
 
 09_autograd_by_hand's parts of kind "class" each name a `ClassTask`: which class to build
-with (`Value`), which operations the graphs may use, and how many graphs to draw. The
-grader draws the graphs (`value_graphs.draw_graphs`), the learner's class builds them
-where no answer is (`value_build.evaluate_all`, in the sandbox or the kernel), and
-`judge_class_results` compares the numbers with PyTorch's and names the classic bug.
+with (`Value`) and which of its operations the part credits, one point each. The grader
+draws each operation's graphs (`value_graphs.draw_graphs` over `value_graphs.UNIT_OPS`),
+the learner's class builds them where no answer is (`value_build.evaluate_all`, in the
+sandbox or the kernel), and `judge_class_results` compares the numbers with PyTorch's,
+operation by operation, and names the classic bug: a bug costs the operation that holds
+it, not the others its graphs pass through.
 """
 
 from __future__ import annotations
@@ -20,22 +22,39 @@ from autograder.core.verdict import Verdict
 def judge_class_results(
     task: ClassTask, graphs: Sequence[dict[str, Any]], results: Sequence[object]
 ) -> Verdict:
-    """The learner's numbers on `graphs` against PyTorch's; the classic bug named if one fits."""
+    """The learner's numbers on `graphs` against PyTorch's, one verdict line per operation
+    (the classic bug named if one fits); the part earns a point per operation right."""
+    from autograder.answers.value_bugs import UNITS
     from autograder.answers.value_graphs import judge
 
-    found = judge(graphs, results)
-    if found.passed:
-        return Verdict(True, f"✓ {task.label}: {found.text[2:]}", "match")
-    named = any(line.startswith("Likely ") for line in found.text.splitlines())
+    if len(results) != len(graphs):
+        return Verdict(
+            False, f"✗ {task.label}: expected {len(graphs)} results, got {len(results)}.",
+            "mismatch",
+        )  # fmt: skip
+    lines: list[str] = []
+    right, named = 0, False
+    for unit in task.units:
+        mine = [i for i, graph in enumerate(graphs) if graph.get("unit") == unit]
+        found = judge([graphs[i] for i in mine], [results[i] for i in mine], unit)
+        right += found.passed
+        named = named or any(line.startswith("Likely ") for line in found.text.splitlines())
+        text = f"{found.text[:2]}{UNITS[unit]}: {found.text[2:]}"
+        if not found.passed and "Likely " not in found.text and "cannot be checked" not in text:
+            text += "\n  No classic bug explains these numbers. What this operation checks: "
+            text += task.hint
+        lines.append(text)
+    message = f"{task.label}: {right} of {len(task.units)} operations right.\n" + "\n".join(lines)
+    if right == len(task.units):
+        return Verdict(True, f"✓ {message}", "match")
     reason = "known_mistake" if named else "mismatch"
-    message = f"✗ {task.label}: {found.text[2:]}"
-    if not named:  # no classic bug fits: what the part checks, not a guess at the cause
-        message += f"\n  No classic bug explains these numbers. What this part checks: {task.hint}"
-    return Verdict(False, message, reason)
+    return Verdict(False, f"✗ {message}", reason, points=float(right) if right else None)
 
 
 def draw_graphs_for(task: ClassTask, rng: random.Random) -> list[dict[str, Any]]:
-    """The graphs a class part is judged on (plain JSON), drawn with `rng`."""
-    from autograder.answers.value_graphs import draw_graphs
+    """The graphs a class part is judged on (plain JSON), drawn with `rng`: `task.count`
+    for each operation it credits, each marked with its operation."""
+    from autograder.answers.value_graphs import draw_unit
 
-    return draw_graphs(rng, task.count, task.ops)
+    drawn = [(unit, draw_unit(rng, unit, task.count)) for unit in task.units]
+    return [{**graph, "unit": unit} for unit, graphs in drawn for graph in graphs]

@@ -1,14 +1,19 @@
-"""The classic bugs of a micrograd-style ``Value`` class, and which one explains the numbers.
+"""The classic bugs of a micrograd-style ``Value`` class, which one explains the numbers, and
+which operations the numbers still show right.
 
 A learner's class is simulated on plain floats as the learner wrote it: each graph
 operation is expanded into the class's own nodes (``a - b`` may be its own node, or
 ``a + (-b)``, and ``-a`` may be ``a * -1``: a bug in ``*`` then shows in ``-`` too), the
 bug is put where learners put it, and ``backward()`` walks the nodes as the buggy class
-would (breadth first, without a visited set, without the seed). A bug explains a wrong
-graph when its simulation gives every leaf gradient the learner's class gave.
+would (breadth first, without a visited set, without the seed, not reversed). A bug
+explains a class's numbers when its simulation gives, on every graph, the output, every
+leaf gradient and every error the learner's class gave.
 
-Each bug names the operation that holds it (``where``), so a ``*`` bug found while
-checking ``-`` is blamed on ``*``, and an order bug on ``backward()``.
+Each bug belongs to one operation of the class (``Bug.unit``: ``+``, ``*``, unary ``-``,
+``-``, ``**``, ``relu()`` or ``backward()``), so points follow the operation that holds
+it: ``explain`` finds the bugs that fit, and ``observable`` says whether the numbers still
+show that another operation is right despite them (a class whose ``backward()`` never
+seeds the output shows nothing about any operation).
 """
 
 from __future__ import annotations
@@ -16,15 +21,34 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-__all__ = ["BUGS", "Bug", "name_bugs"]
+__all__ = ["BUGS", "UNITS", "Bug", "Explanation", "explain", "observable"]
 
 Graph = Mapping[str, Any]
 TOLERANCE = 1e-6  # relative, and absolute below 1
-MOST_GRAPHS_READ = 40
-"""Wrong graphs simulated per bug at most: the cost stays bounded whatever the class does."""
+MOST_WRONG_READ = 40
+"""Wrong graphs a bug must reproduce at most (then every right graph): the cost stays bounded."""
+
+UNITS = {
+    "add": "+ (__add__, __radd__)",
+    "backward": "backward()",
+    "mul": "* (__mul__, __rmul__)",
+    "neg": "unary - (__neg__)",
+    "sub": "- (__sub__, __rsub__)",
+    "pow": "** (__pow__)",
+    "relu": "relu()",
+}
+"""Every operation a class part credits, as the learner reads it."""
+
+FAMILY = {
+    "add": "add", "add_const": "add", "radd_const": "add",
+    "mul": "mul", "mul_const": "mul", "rmul_const": "mul",
+    "sub": "sub", "sub_const": "sub", "rsub_const": "sub",
+    "neg": "neg", "pow": "pow", "relu": "relu",
+}  # fmt: skip
+"""The operation (unit) of each graph op."""
 
 
 @dataclass(frozen=True)
@@ -32,73 +56,121 @@ class Bug:
     """A classic mistake: the operation that holds it, and what to tell the learner."""
 
     key: str
-    where: str
+    unit: str
     advice: str
+    where: str = ""
+    """The method named in the line (default: the unit's name)."""
 
-    def line(self, where: str = "") -> str:
+    def line(self) -> str:
         """``in backward(): ...``, the line the learner reads."""
-        return f"in {where or self.where}: {self.advice}"
+        return f"in {self.where or UNITS[self.unit]}: {self.advice}"
+
+
+def _overwrite(unit: str) -> Bug:
+    return Bug(
+        f"overwrite_{unit}", unit,
+        "a gradient is overwritten instead of accumulated: a value used twice must add up "
+        "what each path sends (self.grad += ..., never self.grad = ...)",
+    )  # fmt: skip
+
+
+def _cut(unit: str) -> Bug:
+    return Bug(
+        f"cut_{unit}", unit,
+        "it cuts the graph: the Value it returns does not remember its inputs (or has no "
+        "_backward), so no gradient flows back through it; give the new Value its inputs "
+        "(_prev) and a _backward",
+    )  # fmt: skip
+
+
+def _missing(unit: str, method: str, symbol: str) -> Bug:
+    return Bug(
+        f"missing_{method}", unit,
+        f"a number on the left (2 {symbol} v) raises TypeError: the class has no {method}, "
+        f"which Python calls when the number does not know Value",
+        where=method,
+    )  # fmt: skip
 
 
 BUGS = {
     bug.key: bug
     for bug in (
         Bug(
-            "overwrite", "a _backward",
-            "a gradient is overwritten instead of accumulated: a value used twice must "
-            "add up what each path sends (self.grad += ..., never self.grad = ...)",
-        ),
-        Bug(
-            "order", "backward()",
+            "order", "backward",
             "the nodes run in the wrong order (breadth first, or a node before every value "
             "made from it): a node may send its gradient on only after every node that uses "
             "it has sent its share; sort the graph topologically, then walk it in reverse",
         ),
         Bug(
-            "no_visited", "backward()",
+            "unreversed", "backward",
+            "the topological list is walked as built, leaves first: walk it reversed "
+            "(for node in reversed(topo)), from the output back to the leaves",
+        ),
+        Bug(
+            "no_visited", "backward",
             "the topological sort keeps no visited set, so a value reached along two paths "
             "is listed twice and its _backward runs twice (its share counted twice): "
             "remember the nodes already visited",
         ),
         Bug(
-            "no_seed", "backward()",
+            "no_seed", "backward",
             "the output's gradient is never set to 1 before the walk (self.grad = 1.0), "
             "so every gradient stays 0",
         ),
         Bug(
-            "relu_side", "relu()",
+            "relu_side", "relu",
             "the ReLU's slope is on the wrong side: it is 1 where the input was positive "
             "and 0 where it was negative",
         ),
         Bug(
-            "pow_factor", "** (__pow__)",
+            "relu_output", "relu",
+            "the ReLU's slope is taken as its output (out.data): the slope is 1 where the "
+            "input was positive, 0 elsewhere, whatever the value",
+        ),
+        Bug(
+            "relu_kink", "relu",
+            "at an input of exactly 0 the slope is 1 (self.data >= 0): PyTorch's ReLU sends "
+            "nothing back at 0, so the test is self.data > 0",
+        ),
+        Bug(
+            "pow_factor", "pow",
             "the factor n is missing: the slope of x**n is n * x**(n - 1)",
         ),
         Bug(
-            "mul_factor", "* (__mul__)",
+            "pow_power", "pow",
+            "the power is not lowered: the slope of x**n is n * x**(n - 1), not n * x**n",
+        ),
+        Bug(
+            "mul_factor", "mul",
             "the local factor is missing: each side's slope is the other side's value "
             "(self.grad += other.data * out.grad)",
         ),
         Bug(
-            "mul_own", "* (__mul__)",
+            "mul_own", "mul",
             "each side uses its own value instead of the other side's: "
             "self.grad += other.data * out.grad and other.grad += self.data * out.grad",
         ),
         Bug(
-            "minus_sign", "- (__sub__ / __neg__)",
-            "the sign is wrong: the slope of a - b towards b is -1, and of -a towards a is -1",
+            "neg_sign", "neg",
+            "the sign is wrong: the slope of -a towards a is -1",
         ),
+        Bug(
+            "sub_sign", "sub",
+            "the sign is wrong: the slope of a - b towards b is -1",
+        ),
+        Bug(
+            "rsub_swap", "sub",
+            "the operands are swapped: 5 - v must give 5 - v.data, so __rsub__(self, other) "
+            "is other - self (Value(other) - self), not self - other",
+            where="__rsub__",
+        ),
+        _missing("add", "__radd__", "+"),
+        _missing("mul", "__rmul__", "*"),
+        _missing("sub", "__rsub__", "-"),
+        *(_overwrite(unit) for unit in ("add", "mul", "neg", "sub", "pow", "relu")),
+        *(_cut(unit) for unit in ("add", "mul", "neg", "sub", "pow", "relu")),
     )
 }  # fmt: skip
-
-FAMILY_NAMES = {
-    "add": "+ (__add__)",
-    "mul": "* (__mul__)",
-    "sub": "- (__sub__)",
-    "neg": "unary - (__neg__)",
-    "pow": "** (__pow__)",
-    "relu": "relu()",
-}
 
 
 @dataclass(frozen=True)
@@ -107,41 +179,58 @@ class Style:
 
     neg: str = "own"  # or "mul": -a is a * -1
     sub: str = "own"  # or "add_neg": a - b is a + (-b)
-    rsub: str = "own"  # or "sub": Value(c) - a; or "add_neg": c + (-a)
+    rsub: str = "own"  # or "sub": Value(c) - a; "add_neg": (-a) + c; "radd_neg": c + (-a)
 
 
 STYLES = tuple(
     Style(neg, sub, rsub)
     for neg, sub, rsub in itertools.product(
-        ("own", "mul"), ("own", "add_neg"), ("own", "sub", "add_neg")
+        ("own", "mul"), ("own", "add_neg"), ("own", "sub", "add_neg", "radd_neg")
     )
 )
 
 
 @dataclass(frozen=True)
 class Variant:
-    """One way a buggy class can be written (the bug, where it sits, how ``-`` is built)."""
+    """One way a class can be written: how ``-`` is built, and its bugs (none: a right class)."""
 
-    bug: str
     style: Style = Style()
-    walk: str = "topo"  # "bfs", "preorder" (each node once), "repeats" (no visited set)
-    overwrite_in: frozenset[str] = frozenset()  # the primitive kinds that write = for +=
+    bugs: frozenset[str] = frozenset()
+    walk: str = "topo"  # "bfs", "preorder" (each node once), "repeats", "unreversed"
     overwrite_sides: frozenset[int] = frozenset({0, 1})  # self (0), other (1), or both
-    seed: float = 1.0
+    relu_test: str = "le"  # relu_side written `<= 0` ("le") or `< 0` ("lt")
+
+    def has(self, key: str) -> bool:
+        """Whether the class has the bug ``key``."""
+        return key in self.bugs
 
 
 # --- the class's own nodes ------------------------------------------------------------
 
-Node = tuple[str, tuple[int, ...], float]  # kind, inputs, number (constant or exponent)
+
+@dataclass(frozen=True)
+class Node:
+    """One node of the class: its kind, inputs, number (constant or exponent), whether cut."""
+
+    kind: str
+    args: tuple[int, ...] = ()
+    number: float = 0.0
+    cut: bool = False
 
 
-def _expand(graph: Graph, style: Style) -> tuple[list[Node], list[int]]:
+class Raises(Exception):
+    """The simulated class raises (a missing reflected method)."""
+
+
+def _expand(graph: Graph, variant: Variant) -> tuple[list[Node], list[int]]:
     """The class's nodes for ``graph`` (leaves first) and the node of every graph value."""
-    nodes: list[Node] = [("leaf", (), float(v)) for v in graph["leaves"]]
+    style = variant.style
+    nodes: list[Node] = [Node("leaf", (), float(v)) for v in graph["leaves"]]
     where = list(range(len(nodes)))
 
     def new(kind: str, args: tuple[int, ...], number: float = 0.0) -> int:
-        nodes.append((kind, args, number))
+        # a method that cuts the graph cuts every node it makes, inside - too
+        nodes.append(Node(kind, args, number, cut=variant.has(f"cut_{kind}")))
         return len(nodes) - 1
 
     def const(c: float) -> int:
@@ -153,6 +242,10 @@ def _expand(graph: Graph, style: Style) -> tuple[list[Node], list[int]]:
     def sub(a: int, b: int) -> int:
         return new("add", (a, neg(b))) if style.sub == "add_neg" else new("sub", (a, b))
 
+    def reflected(key: str) -> None:
+        if variant.has(key):
+            raise Raises(key)
+
     for op in graph["ops"]:
         name, args = op["op"], [where[i] for i in op["args"]]
         a = args[0]
@@ -162,13 +255,22 @@ def _expand(graph: Graph, style: Style) -> tuple[list[Node], list[int]]:
         elif name == "sub":
             node = sub(a, args[1])
         elif name in ("add_const", "radd_const", "mul_const", "rmul_const"):
+            if name == "radd_const":
+                reflected("missing___radd__")
+            if name == "rmul_const":
+                reflected("missing___rmul__")
             node = new(name.split("_")[0].lstrip("r"), (a, const(c)))
         elif name == "sub_const":
             node = sub(a, const(c))
         elif name == "rsub_const":
-            if style.rsub == "sub":
+            reflected("missing___rsub__")
+            if variant.has("rsub_swap"):
+                node = sub(a, const(c))
+            elif style.rsub == "sub":
                 node = sub(const(c), a)
-            elif style.rsub == "add_neg":
+            elif style.rsub in ("add_neg", "radd_neg"):
+                if style.rsub == "radd_neg":
+                    reflected("missing___radd__")
                 node = new("add", (neg(a), const(c)))
             else:
                 node = new("sub", (const(c), a))
@@ -178,47 +280,66 @@ def _expand(graph: Graph, style: Style) -> tuple[list[Node], list[int]]:
             node = new("pow", (a,), float(op["exponent"]))
         else:
             node = new("relu", (a,))
+        if variant.has(f"cut_{FAMILY[name]}"):
+            nodes[node] = replace(nodes[node], cut=True)
         where.append(node)
     return nodes, where
 
 
 def _forward(nodes: Sequence[Node]) -> list[float]:
     values: list[float] = []
-    for kind, args, number in nodes:
-        x = values[args[0]] if args else 0.0
-        y = values[args[1]] if len(args) > 1 else 0.0
+    for node in nodes:
+        x = values[node.args[0]] if node.args else 0.0
+        y = values[node.args[1]] if len(node.args) > 1 else 0.0
         values.append({
-            "leaf": number, "add": x + y, "mul": x * y, "sub": x - y, "neg": -x,
-            "pow": x**number if kind == "pow" else 0.0, "relu": max(x, 0.0),
-        }[kind])  # fmt: skip
+            "leaf": node.number, "add": x + y, "mul": x * y, "sub": x - y, "neg": -x,
+            "pow": x**node.number if node.kind == "pow" else 0.0, "relu": max(x, 0.0),
+        }[node.kind])  # fmt: skip
     return values
 
 
-def _slopes(node: Node, values: Sequence[float], bug: str) -> tuple[float, ...]:
-    """The local slopes the buggy class sends to each input of ``node``."""
-    kind, args, number = node
-    x = values[args[0]] if args else 0.0
-    y = values[args[1]] if len(args) > 1 else 0.0
-    if kind == "mul":
-        return (1.0, 1.0) if bug == "mul_factor" else (x, y) if bug == "mul_own" else (y, x)
-    if kind in ("sub", "neg"):
-        sign = 1.0 if bug == "minus_sign" else -1.0
-        return (1.0, sign) if kind == "sub" else (sign,)
-    if kind == "pow":
-        return ((1.0 if bug == "pow_factor" else number) * x ** (number - 1),)
-    if kind == "relu":
-        return (1.0 if (x <= 0 if bug == "relu_side" else x > 0) else 0.0,)
-    return (1.0,) * len(args)
+def _relu_slope(x: float, variant: Variant) -> float:
+    if variant.has("relu_side"):
+        return 1.0 if (x <= 0 if variant.relu_test == "le" else x < 0) else 0.0
+    if variant.has("relu_output"):
+        return max(x, 0.0)
+    if variant.has("relu_kink"):
+        return 1.0 if x >= 0 else 0.0
+    return 1.0 if x > 0 else 0.0
+
+
+def _slopes(node: Node, values: Sequence[float], variant: Variant) -> tuple[float, ...]:
+    """The local slopes the class sends to each input of ``node``."""
+    if node.cut:
+        return (0.0,) * len(node.args)
+    x = values[node.args[0]] if node.args else 0.0
+    y = values[node.args[1]] if len(node.args) > 1 else 0.0
+    n = node.number
+    if node.kind == "mul":
+        if variant.has("mul_factor"):
+            return (1.0, 1.0)
+        return (x, y) if variant.has("mul_own") else (y, x)
+    if node.kind == "neg":
+        return (1.0 if variant.has("neg_sign") else -1.0,)
+    if node.kind == "sub":
+        return (1.0, 1.0 if variant.has("sub_sign") else -1.0)
+    if node.kind == "pow":
+        if variant.has("pow_factor"):
+            return (x ** (n - 1),)
+        return (n * x**n,) if variant.has("pow_power") else (n * x ** (n - 1),)
+    if node.kind == "relu":
+        return (_relu_slope(x, variant),)
+    return (1.0,) * len(node.args)
 
 
 def _walk(nodes: Sequence[Node], root: int, walk: str) -> list[int]:
-    """The nodes in the order the buggy ``backward()`` runs their ``_backward``."""
+    """The nodes in the order the class's ``backward()`` runs their ``_backward``."""
     if walk in ("bfs", "preorder"):
         order, seen, todo = [], {root}, [root]
         while todo:
             node = todo.pop(0 if walk == "bfs" else -1)
             order.append(node)
-            for child in nodes[node][1]:
+            for child in nodes[node].args:
                 if child not in seen:
                     seen.add(child)
                     todo.append(child)
@@ -233,82 +354,152 @@ def _walk(nodes: Sequence[Node], root: int, walk: str) -> list[int]:
         elif walk == "repeats" or node not in visited:
             visited.add(node)
             stack.append((node, True))
-            stack.extend((child, False) for child in reversed(nodes[node][1]))
+            stack.extend((child, False) for child in reversed(nodes[node].args))
         if len(topo) > 10_000:  # exponential repeats: this variant explains nothing sane
-            break
-    return topo[::-1]
+            raise OverflowError("too many repeats")
+    return topo if walk == "unreversed" else topo[::-1]
 
 
-def simulate(graph: Graph, variant: Variant) -> list[float]:
-    """The leaf gradients a class with ``variant``'s bug gives on ``graph``."""
-    nodes, where = _expand(graph, variant.style)
+Outcome = tuple[float, list[float]] | None
+"""A class's output and leaf gradients on one graph, or None when it raises."""
+
+
+def simulate(graph: Graph, variant: Variant) -> Outcome:
+    """The output and leaf gradients a class written as ``variant`` gives on ``graph``."""
+    try:
+        nodes, where = _expand(graph, variant)
+    except Raises:
+        return None
     values = _forward(nodes)
     root = where[-1]
     grads = [0.0] * len(nodes)
-    grads[root] = variant.seed
-    for node in _walk(nodes, root, variant.walk):
-        kind, args, _ = nodes[node]
-        slopes = _slopes(nodes[node], values, variant.bug)
-        for side, (child, slope) in enumerate(zip(args, slopes, strict=True)):
-            share = slope * grads[node]
-            overwrite = kind in variant.overwrite_in and side in variant.overwrite_sides
-            grads[child] = share if overwrite else grads[child] + share
-    return grads[: len(graph["leaves"])]
+    grads[root] = 0.0 if variant.has("no_seed") else 1.0
+    for index in _walk(nodes, root, variant.walk):
+        node = nodes[index]
+        overwrite = variant.has(f"overwrite_{node.kind}")
+        for side, (child, slope) in enumerate(
+            zip(node.args, _slopes(node, values, variant), strict=True)
+        ):
+            share = slope * grads[index]
+            if overwrite and side in variant.overwrite_sides:
+                grads[child] = share
+            else:
+                grads[child] += share
+    return values[root], grads[: len(graph["leaves"])]
 
 
 # --- which bug explains the learner's numbers ----------------------------------------
 
-KINDS = ("add", "mul", "sub", "neg", "pow", "relu")
+WALKS = {"order": ("bfs", "preorder"), "no_visited": ("repeats",), "unreversed": ("unreversed",)}
 OVERWRITTEN_SIDES = (frozenset({0, 1}), frozenset({0}), frozenset({1}))
 
 
-def _variants(key: str) -> Iterator[tuple[Variant, str]]:
-    """Every way to write ``key``'s bug, with the operation to blame when that one fits."""
-    if key == "overwrite":
-        # learners often overwrite on one side only (self.grad = ...; other.grad += ...)
-        for style, sides in itertools.product(STYLES, OVERWRITTEN_SIDES):
-            every = Variant(key, style, overwrite_in=frozenset(KINDS), overwrite_sides=sides)
-            yield every, "every _backward"
-            for kind in KINDS:
-                one = Variant(key, style, overwrite_in=frozenset({kind}), overwrite_sides=sides)
-                yield one, FAMILY_NAMES[kind]
-    elif key in ("order", "no_visited", "no_seed"):
-        walks = {"order": ("bfs", "preorder"), "no_visited": ("repeats",), "no_seed": ("topo",)}
-        for style in STYLES:
-            for walk in walks[key]:
-                yield Variant(key, style, walk=walk, seed=0.0 if key == "no_seed" else 1.0), ""
+def _with_bug(base: Variant, key: str) -> Iterator[Variant]:
+    """``base`` with the bug ``key`` added, every way learners write it."""
+    bugs = base.bugs | {key}
+    if key in WALKS:
+        for walk in WALKS[key]:
+            yield replace(base, bugs=bugs, walk=walk)
+    elif key.startswith("overwrite_"):  # often on one side only: self.grad = ...; other +=
+        for sides in OVERWRITTEN_SIDES:
+            yield replace(base, bugs=bugs, overwrite_sides=sides)
+    elif key == "relu_side":
+        for test in ("le", "lt"):
+            yield replace(base, bugs=bugs, relu_test=test)
     else:
-        for style in STYLES:
-            yield Variant(key, style), ""
+        yield replace(base, bugs=bugs)
+
+
+Result = tuple[float, Sequence[float]] | None
+"""The learner's numbers on one graph (None: the class raised TypeError)."""
 
 
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
 
 
-def _reproduces(graph: Graph, grads: Sequence[float], variant: Variant) -> bool:
-    try:
-        simulated = simulate(graph, variant)
-    except (OverflowError, ZeroDivisionError, ValueError):
-        return False
-    return all(_close(g, s) for g, s in zip(grads, simulated, strict=True))
+def _same(found: Outcome, result: Result) -> bool:
+    if found is None or result is None:
+        return found is None and result is None
+    output, grads = result
+    return _close(found[0], output) and all(
+        _close(g, s) for g, s in zip(grads, found[1], strict=True)
+    )
 
 
-def name_bugs(graphs: Sequence[Graph], wrong: Sequence[tuple[int, Sequence[float]]]) -> list[str]:
-    """``in backward(): ...`` for the bug that reproduces most of the wrong gradients.
+def _reproduces(graphs: Sequence[Graph], results: Sequence[Result], variant: Variant) -> bool:
+    for graph, result in zip(graphs, results, strict=True):
+        try:
+            if not _same(simulate(graph, variant), result):
+                return False
+        except (OverflowError, ZeroDivisionError, ValueError):
+            return False
+    return True
 
-    Several lines when several bugs explain the numbers equally well (the caller says
-    "one of"); none when no bug explains at least half of the wrong graphs read."""
-    read = list(wrong)[:MOST_GRAPHS_READ]
-    if not read:
-        return []
-    best: dict[str, tuple[int, str]] = {}
-    for key in BUGS:
-        for variant, where in _variants(key):
-            explained = sum(_reproduces(graphs[i], grads, variant) for i, grads in read)
-            if explained > best.get(key, (-1, ""))[0]:
-                best[key] = (explained, where)
-    top = max(score for score, _ in best.values())
-    if top * 2 < len(read):
-        return []
-    return [BUGS[key].line(where) for key, (score, where) in best.items() if score == top]
+
+@dataclass(frozen=True)
+class Explanation:
+    """A bug whose simulation gives every number the learner's class gave."""
+
+    bug: Bug
+    variant: Variant
+
+
+def explain(
+    graphs: Sequence[Graph], results: Sequence[Result], wrong: Sequence[int]
+) -> list[Explanation]:
+    """The single bugs that reproduce the learner's numbers on the graphs (``wrong``: the
+    indexes of the wrong ones, read first), each with one way of writing it that fits."""
+    read = [*wrong[:MOST_WRONG_READ], *(i for i in range(len(graphs)) if i not in set(wrong))]
+    chosen = [graphs[i] for i in read]
+    got = [results[i] for i in read]
+    found: list[Explanation] = []
+    for key, bug in BUGS.items():
+        fits = (
+            variant
+            for style in STYLES
+            for variant in _with_bug(Variant(style), key)
+            if _reproduces(chosen, got, variant)
+        )
+        variant = next(fits, None)
+        if variant is not None:
+            found.append(Explanation(bug, variant))
+    return found
+
+
+def _outcomes(graphs: Sequence[Graph], variant: Variant) -> list[Outcome | str]:
+    found: list[Outcome | str] = []
+    for graph in graphs:
+        try:
+            found.append(simulate(graph, variant))
+        except (OverflowError, ZeroDivisionError, ValueError):
+            found.append("overflow")
+    return found
+
+
+def _differs(a: Outcome | str, b: Outcome | str) -> bool:
+    if isinstance(a, str) or isinstance(b, str) or a is None or b is None:
+        return a != b
+    return not _same(a, b)
+
+
+def _changes(graphs: Sequence[Graph], base: Variant, variant: Variant) -> bool:
+    before, after = _outcomes(graphs, base), _outcomes(graphs, variant)
+    return any(_differs(a, b) for a, b in zip(before, after, strict=True))
+
+
+def observable(graphs: Sequence[Graph], unit: str, explanation: Explanation) -> bool:
+    """Whether, in a class with ``explanation``'s bug, every bug of ``unit`` that would show
+    on ``graphs`` in a right class still changes the numbers: then numbers without them
+    show ``unit`` right despite the other bug."""
+    base = explanation.variant
+    right = replace(base, bugs=frozenset(), walk="topo")
+    for key, bug in BUGS.items():
+        if bug.unit != unit or key in base.bugs:
+            continue
+        for variant in _with_bug(base, key):
+            walk = variant.walk if key in WALKS else "topo"
+            mutant = replace(variant, bugs=frozenset({key}), walk=walk)
+            if _changes(graphs, right, mutant) and not _changes(graphs, base, variant):
+                return False
+    return True

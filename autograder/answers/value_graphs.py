@@ -28,11 +28,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.answers.value_bugs import BUGS, TOLERANCE, name_bugs
+from autograder.answers.value_bugs import (
+    BUGS,
+    TOLERANCE,
+    UNITS,
+    Explanation,
+    Result,
+    explain,
+    observable,
+)
 from autograder.core.value_build import NOT_IN_NOTEBOOK, evaluate_with
 from autograder.core.value_build import apply_op as _apply
 
-__all__ = ["ALL_OPS", "BUGS", "Verdict", "draw_graphs", "evaluate_with", "judge"]
+__all__ = [
+    "ALL_OPS", "BUGS", "UNIT_OPS", "Verdict", "draw_graphs", "draw_unit", "evaluate_with", "judge",
+]  # fmt: skip
 
 Graph = dict[str, Any]
 BINARY = ("add", "sub", "mul")
@@ -53,6 +63,35 @@ def _forward(op: Mapping[str, Any], values: Sequence[float]) -> float:
 
 
 ALL_OPS = (*BINARY, *WITH_NUMBER, "pow", *UNARY)
+EXACT = frozenset(
+    {"relu", "add", "add_const", "radd_const", "sub", "sub_const", "rsub_const", "neg"}
+)
+"""Ops whose float results are the same in any class and in PyTorch: a ReLU may sit at 0."""
+
+UNIT_OPS = {
+    "add": ("add", "add_const", "radd_const"),
+    "backward": ("add", "add_const"),
+    "mul": ("mul", "mul_const", "rmul_const"),
+    "neg": ("neg", "mul", "mul_const"),
+    "sub": ("sub", "sub_const", "rsub_const", "add", "neg"),
+    "pow": ("pow", "mul", "mul_const"),
+    "relu": ("relu", "add", "add_const"),
+}
+"""The graphs each operation is judged on: itself, and as few other operations as will
+share values (a value used twice is where accumulation bugs show), and enough of them
+to tell the bugs apart (- is often a + (-b): + and unary - are drawn beside it)."""
+LEAF_OUTPUT_EVERY = 20
+"""backward()'s graphs: one in this many is a leaf alone (its grad is the seed, 1)."""
+
+
+def draw_unit(rng: random.Random, unit: str, n: int) -> list[Graph]:
+    """``n`` graphs that judge one operation (``UNIT_OPS``); ``backward()``'s include
+    outputs that are leaves, where a missing seed shows apart from a cut graph."""
+    graphs = draw_graphs(rng, n, UNIT_OPS[unit])
+    if unit == "backward":
+        for i in range(0, n, LEAF_OUTPUT_EVERY):
+            graphs[i] = {"leaves": graphs[i]["leaves"], "ops": []}
+    return graphs
 
 
 def _draw_op(rng: random.Random, kinds: Sequence[str], pick: Callable[[], int]) -> dict[str, Any]:
@@ -71,10 +110,19 @@ def _draw_op(rng: random.Random, kinds: Sequence[str], pick: Callable[[], int]) 
 
 
 def _draw_one(rng: random.Random, allowed: Sequence[str] = ALL_OPS) -> Graph:
+    # a ReLU exactly at its kink (input 0.0) only where every op is exact in floats
+    kinks = "relu" in allowed and set(allowed) <= EXACT
     leaves = [round(rng.uniform(-2.0, 2.0), 2) or 0.5 for _ in range(rng.randint(2, 4))]
-    values = list(leaves)
+    join = next((k for k in allowed if k in BINARY), "add")
+    values: list[float] = list(leaves)
     ops: list[dict[str, Any]] = []
     used = [False] * len(leaves)
+    if kinks and rng.random() < 0.5:  # a leaf of exactly 0 through the ReLU
+        leaves[0] = values[0] = 0.0
+        ops.append({"op": "relu", "args": [0]})
+        values.append(0.0)
+        used[0] = True
+        used.append(False)
 
     def pick() -> int:  # favour recent values and reuse: shared subexpressions are the point
         recent = rng.random() < 0.6
@@ -88,8 +136,10 @@ def _draw_one(rng: random.Random, allowed: Sequence[str] = ALL_OPS) -> Graph:
             kinds = binary if binary and (not others or rng.random() < 0.45) else others
             op = _draw_op(rng, kinds, pick)
             result = _forward(op, values)
-            relu_at_zero = op["op"] == "relu" and abs(values[op["args"][0]]) < 1e-6
-            if abs(result) < 50 and not relu_at_zero:  # bounded, and no kink of ReLU at 0
+            near_kink = op["op"] == "relu" and abs(values[op["args"][0]]) < 1e-6
+            if kinks and values[op["args"][0]] == 0.0:
+                near_kink = False  # exactly 0 in every class: the kink is checked
+            if abs(result) < 50 and not near_kink:  # bounded, and never 1e-9 from the kink
                 break
         for arg in op["args"]:
             used[arg] = True
@@ -98,7 +148,7 @@ def _draw_one(rng: random.Random, allowed: Sequence[str] = ALL_OPS) -> Graph:
         used.append(False)
     for i, leaf_used in enumerate(used[: len(leaves)]):  # every leaf reaches the output
         if not leaf_used:
-            ops.append({"op": "add", "args": [len(values) - 1, i]})
+            ops.append({"op": join, "args": [len(values) - 1, i]})
             values.append(_forward(ops[-1], values))
     return {"leaves": leaves, "ops": ops}
 
@@ -107,7 +157,8 @@ def draw_graphs(rng: random.Random, n: int, ops: Sequence[str] = ALL_OPS) -> lis
     """``n`` random graphs as plain JSON data (lists, dicts, numbers, strings).
 
     ``ops`` limits the operations drawn (say ``("add", "mul")`` for a part that grades
-    only ``+`` and ``*``); ``add`` is always allowed, to join unused leaves to the output.
+    only ``+`` and ``*``); unused leaves are joined to the output with the first of them
+    that takes two values (``add`` when none does).
     """
     unknown = set(ops) - set(ALL_OPS)
     if unknown or not ops:
@@ -120,25 +171,41 @@ def draw_graphs(rng: random.Random, n: int, ops: Sequence[str] = ALL_OPS) -> lis
 # --- the reference (PyTorch) and the classic bugs -----------------------------------
 
 
-def _torch_reference(graph: Graph) -> tuple[float, list[float]]:
+def _torch_references(graphs: Sequence[Graph]) -> list[tuple[float, list[float]]]:
+    """PyTorch's output and leaf gradients of every graph (float64), in one backward pass:
+    the graphs share no tensor, so the gradient of their outputs' sum is each one's own."""
     import torch
 
-    leaves = [
-        torch.tensor(float(v), dtype=torch.float64, requires_grad=True) for v in graph["leaves"]
-    ]
-    values: list[Any] = list(leaves)
-    for op in graph["ops"]:
-        name, args = op["op"], op["args"]
-        a = values[args[0]]
-        if name in BINARY or name in WITH_NUMBER or name == "neg":
-            out = _apply(op, values)
-        elif name == "pow":
-            out = a ** op["exponent"]
-        else:
-            out = torch.relu(a)
-        values.append(out)
-    grads = torch.autograd.grad(values[-1], leaves, allow_unused=True, materialize_grads=True)
-    return float(values[-1].item()), [float(g.item()) for g in grads]
+    every_leaf: list[Any] = []
+    outputs: list[Any] = []
+    for graph in graphs:
+        leaves = [
+            torch.tensor(float(v), dtype=torch.float64, requires_grad=True) for v in graph["leaves"]
+        ]
+        values: list[Any] = list(leaves)
+        for op in graph["ops"]:
+            name, args = op["op"], op["args"]
+            a = values[args[0]]
+            if name in BINARY or name in WITH_NUMBER or name == "neg":
+                out = _apply(op, values)
+            elif name == "pow":
+                out = a ** op["exponent"]
+            else:
+                out = torch.relu(a)
+            values.append(out)
+        every_leaf += leaves
+        outputs.append(values[-1])
+    if not outputs:
+        return []
+    total = torch.stack(outputs).sum()
+    grads = torch.autograd.grad(total, every_leaf, allow_unused=True, materialize_grads=True)
+    flat: list[float] = torch.stack(list(grads)).tolist()
+    found, start = [], 0
+    for graph, output in zip(graphs, torch.stack(outputs).tolist(), strict=True):
+        count = len(graph["leaves"])
+        found.append((float(output), flat[start : start + count]))
+        start += count
+    return found
 
 
 # --- the verdict --------------------------------------------------------------------
@@ -187,7 +254,7 @@ def describe(graph: Graph) -> str:
             "neg": f"-{a}", "pow": f"{a}**{op.get('exponent')}", "relu": f"{a}.relu()",
         }[op["op"]]  # fmt: skip
         steps.append(f"{names[len(graph['leaves']) + k]} = {text}")
-    return f"{leaves}; " + "; ".join(steps) + f"; backward from {names[-1]}"
+    return "; ".join([leaves, *steps, f"backward from {names[-1]}"])
 
 
 @dataclass(frozen=True)
@@ -200,22 +267,35 @@ class Verdict:
     text: str
 
 
-def judge(graphs: Sequence[Graph], results: Sequence[object]) -> Verdict:
-    """Compare the learner's numbers with PyTorch's on every graph; name the bug if one fits."""
+def _learner_result(numbers: tuple[float, list[float]] | str) -> Result | str:
+    """What the bug simulations compare with: numbers, None for a TypeError, or why neither."""
+    if isinstance(numbers, str):
+        return None if numbers.startswith("the class raised TypeError") else numbers
+    return numbers
+
+
+def judge(graphs: Sequence[Graph], results: Sequence[object], unit: str = "") -> Verdict:
+    """Compare the learner's numbers with PyTorch's on every graph; name the bug if one fits.
+
+    With ``unit`` (an operation of ``value_bugs.UNITS``), the verdict is that operation's:
+    wrong numbers that a bug elsewhere explains in full, where that operation's own bugs
+    would still show, do not cost it."""
     if len(results) != len(graphs) or not graphs:
         return Verdict(False, 0, len(graphs), f"expected {len(graphs)} results, got {len(results)}")
     failures: list[tuple[int, str]] = []
-    wrong_grads: list[tuple[int, list[float]]] = []
+    learner: list[Result | str] = []
+    references = _torch_references(graphs)
     for i, (graph, result) in enumerate(zip(graphs, results, strict=True)):
         numbers = _numbers(result, len(graph["leaves"]))
+        learner.append(_learner_result(numbers))
         if isinstance(numbers, str):
             failures.append((i, numbers))
             continue
         output, grads = numbers
-        want_output, want_grads = _torch_reference(graph)
+        want_output, want_grads = references[i]
         if not _close(output, want_output):
             failures.append(
-                (i, f"output {output}, PyTorch {want_output}: the forward pass is wrong")
+                (i, f"output {output:.6g}, PyTorch {want_output:.6g}: the forward pass is wrong")
             )
             continue
         bad = [
@@ -224,7 +304,6 @@ def judge(graphs: Sequence[Graph], results: Sequence[object]) -> Verdict:
         if bad:
             k = bad[0]
             failures.append((i, f"v{k}.grad is {grads[k]:.6g}, PyTorch says {want_grads[k]:.6g}"))
-            wrong_grads.append((i, grads))
     total, correct = len(graphs), len(graphs) - len(failures)
     if not failures:
         return Verdict(
@@ -233,16 +312,38 @@ def judge(graphs: Sequence[Graph], results: Sequence[object]) -> Verdict:
             total,
             f"✓ {total}/{total} random graphs: every leaf's .grad matches PyTorch.",
         )
+    first, why = failures[0]
+    first_line = f"First wrong graph (#{first}): {describe(graphs[first])}: {why}."
+    usable = [r for r in learner if not isinstance(r, str)]
+    found: list[Explanation] = []
+    if len(usable) == len(learner):  # numbers or TypeErrors only: a bug may explain them
+        found = explain(graphs, usable, [i for i, _ in failures])
     reasons = {why for _, why in failures}
-    if correct == 0 and len(reasons) == 1 and not wrong_grads:  # one cause for every graph
+    if not found and correct == 0 and len(reasons) == 1:  # one cause for every graph
         return Verdict(False, 0, total, f"✗ 0/{total} random graphs right: {reasons.pop()}.")
     lines = [f"✗ {correct}/{total} random graphs right."]
-    named = name_bugs(graphs, wrong_grads)
-    if len(named) == 1:
-        lines.append(f"Likely bug {named[0]}.")
-    elif named:  # the numbers fit several bugs: none is named as if certain
+    own = [e for e in found if not unit or e.bug.unit == unit]
+    if found and not own:  # every bug that fits is in another operation
+        hidden = [e for e in found if not observable(graphs, unit, e)]
+        elsewhere = "; or ".join(e.bug.line() for e in found)
+        if not hidden:
+            return Verdict(
+                True,
+                correct,
+                total,
+                f"✓ {UNITS[unit]} is right: the {total - correct} wrong graphs of {total} all "
+                f"come from a bug {elsewhere}. That bug costs its own operation's point, not "
+                "this one.",
+            )
+        lines.append(
+            f"{UNITS[unit]} cannot be checked yet: the numbers fit a bug "
+            f"{'; or '.join(e.bug.line() for e in hidden)}, which hides whether "
+            f"{UNITS[unit]} is right. Fix that first."
+        )
+    elif len(found) == 1:
+        lines.append(f"Likely bug {found[0].bug.line()}.")
+    elif found:  # the numbers fit several bugs: none is named as if certain
         lines.append("Likely one of these bugs (each explains the numbers):")
-        lines += [f"  - {line}." for line in named]
-    first, why = failures[0]
-    lines.append(f"First wrong graph (#{first}): {describe(graphs[first])}: {why}.")
+        lines += [f"  - {e.bug.line()}." for e in found]
+    lines.append(first_line)
     return Verdict(False, correct, total, "\n".join(lines))

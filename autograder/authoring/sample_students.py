@@ -10,7 +10,7 @@ The students:
   ada  all correct, by-hand arithmetic throughout
   ben  flipped signs and a dropped factor 2; later answers built on a wrong one are wrong;
        in 08 one backward pass counted, a mean for a sum; in 09 a Value whose - has the
-       wrong sign (every later class part whose graphs use - is wrong too)
+       wrong sign (only -'s point is lost: every operation is credited on its own)
   cyd  other mistakes: a tensor for a number, the leaf counted as a node, a shut ReLU
        treated as open, an accumulated gradient, a training loop that never zeroes .grad,
        an in-place update on a leaf (08), the ReLU's slope on the wrong side (09)
@@ -35,6 +35,8 @@ class Slip:
     mistake: str
     unaffected: tuple[str, ...] = ()
     """Later parts that stay right although they are computed from this one."""
+    keeps: int = 0
+    """Points the wrong part still earns: a class part credits each operation right."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,17 @@ def _neuron_autograd(extra: str = "") -> str:
 
 AUTOGRAD = "used autograd for a hand answer"
 
-SUB_SIGN_SLIP = """def _mul(self, other):
+SUB_SIGN_SLIP = """def _neg(self):
+    out = Value(-self.data, (self,))
+
+    def _backward():
+        self.grad += -out.grad
+
+    out._backward = _backward
+    return out
+
+
+def _mul(self, other):
     other = other if isinstance(other, Value) else Value(other)
     out = Value(self.data * other.data, (self, other))
 
@@ -92,6 +104,7 @@ def _sub(self, other):
 
 
 Value.__mul__ = Value.__rmul__ = _mul
+Value.__neg__ = _neg
 Value.__sub__ = _sub
 Value.__rsub__ = lambda self, other: Value(other) - self"""
 
@@ -210,7 +223,8 @@ STUDENTS: tuple[Student, ...] = (
                 "value_mul": Slip(
                     SUB_SIGN_SLIP,
                     "the slope of a - b towards b taken as +1",
-                    unaffected=("value_pow",),  # its graphs have no -
+                    unaffected=("value_pow", "value_relu"),  # their graphs have no -
+                    keeps=2,  # * and unary - are right: only -'s point is lost
                 ),
                 "dL_db": Slip("dL_db = (a - y) * 1", "dropped the 2 of the square"),
             },

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 GRAPHS_PER_PART = 200
-"""Random graphs drawn for each class part, in the kernel and in the grader."""
+"""Random graphs drawn for each operation a class part credits, in the kernel and the grader."""
 
 
 @dataclass(frozen=True)
@@ -26,10 +26,11 @@ class FunctionTask:
 
 @dataclass(frozen=True)
 class ClassTask:
-    """What a class part builds: the class's name, the operations drawn, how many graphs."""
+    """What a class part builds: the class's name, the operations it credits (a point each,
+    `answers.value_bugs.UNITS`), and how many graphs each is judged on."""
 
     cls: str
     label: str
-    ops: tuple[str, ...]
+    units: tuple[str, ...]
     hint: str
     count: int = GRAPHS_PER_PART

@@ -24,6 +24,9 @@ class Verdict:
     passed: bool
     message: str
     reason: str = ""
+    points: float | None = None
+    """Points earned when a failed part still earns some (a class part credits each of its
+    operations); None: all or nothing, as `passed` says."""
 
 
 class _Missing:

@@ -193,12 +193,27 @@ def verdicts(
     return found
 
 
+def partial_points(cell_verdicts: list[Verdict]) -> float | None:
+    """The points of a test cell that earns some of its points (one class part whose
+    operations are credited one by one), else None (all or nothing)."""
+    if len(cell_verdicts) == 1 and not cell_verdicts[0].passed and cell_verdicts[0].points:
+        return cell_verdicts[0].points
+    return None
+
+
 def verdict_outputs(cell_verdicts: list[Verdict]) -> list[dict[str, Any]]:
-    """A test cell's outputs for its verdicts: a stream if all passed, else an error."""
+    """A test cell's outputs for its verdicts: a stream if all passed, the stream and the
+    points as the cell's value (nbgrader's partial credit) if some are, else an error."""
     failed = [v.message for v in cell_verdicts if not v.passed]
-    if not failed:
+    partial = partial_points(cell_verdicts)
+    if not failed or partial is not None:
         text = "".join(v.message + "\n" for v in cell_verdicts)
-        return [{"output_type": "stream", "name": "stdout", "text": text}]
+        stream = {"output_type": "stream", "name": "stdout", "text": text}
+        if partial is None:
+            return [stream]
+        value = {"text/plain": repr(partial)}
+        return [stream, {"output_type": "execute_result", "data": value, "metadata": {},
+                         "execution_count": None}]  # fmt: skip
     return [
         {
             "output_type": "error",

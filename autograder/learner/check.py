@@ -36,7 +36,9 @@ from autograder.learner.kernel import (
     learner_state,
     not_defined_yet,
     pick_givens,
+    plain_warnings,
     show_verdicts,
+    working,
 )
 from autograder.specs import exercise_spec, function_tasks, learner_givens, practice_givens
 
@@ -115,7 +117,9 @@ class Exercise:
         for name in names:
             if name not in hand_parts:
                 raise KeyError(f"{self.name} grades no {name!r}; valid: {', '.join(hand_parts)}")
-        self._raise_or_print([judge(self.name, n, context) for n in names or hand_parts])
+        with working(quiet=grading()):
+            found = [judge(self.name, n, context) for n in names or hand_parts]
+        self._raise_or_print(found)
 
     def check_function(self, name: str, seed: int | None = None) -> None:
         """Run the learner's function `name` on fixed and random cases; raise AnswerMismatch."""
@@ -129,16 +133,29 @@ class Exercise:
             raise not_defined_yet(name, function=True)
         cases = task.make_cases(random.Random(seed))
         results: list[object] = []
-        for case in cases:
-            try:
-                results.append(function(*case))
-            except Exception as error:
-                raise AnswerMismatch(raised_message(task, case, error_text(error))) from None
+        with plain_warnings() as warned:
+            for case in cases:
+                try:
+                    results.append(function(*case))
+                except Exception as error:
+                    failed = raised_message(task, case, error_text(error))
+                    break
+            else:
+                failed = ""
+        for line in warned:  # PyTorch's own words, without its internal C++ path
+            print(f"While running {name}, PyTorch warned: {line}")
+        if failed:
+            raise AnswerMismatch(failed) from None
         context = JudgeContext(self.name, self.givens, calls={name: (cases, results)})
-        self._raise_or_print([judge(self.name, name, context)])
+        with working(quiet=grading()):
+            verdict = judge(self.name, name, context)
+        self._raise_or_print([verdict])
 
-    def check_class(self, name: str, seed: int | None = None) -> None:
-        """Build random graphs with the learner's class for part `name`; raise AnswerMismatch."""
+    def check_class(self, name: str, seed: int | None = None) -> float | None:
+        """Build random graphs with the learner's class for part `name`; raise AnswerMismatch.
+
+        While nbgrader grades, a part with some operations right prints its verdict and
+        returns the points they earn (the cell's value: nbgrader's partial credit)."""
         from autograder.core.value_build import evaluate_all
         from autograder.specs import class_tasks
 
@@ -156,6 +173,12 @@ class Exercise:
         notebook = namespace.get("__name__", "__main__")
         bases = getattr(cls, "__mro__", (cls,))[:-1]  # a subclass of an imported one too
         own = all(getattr(c, "__module__", None) == notebook for c in bases)
-        results: list[object] = list(evaluate_all(cls if own else None, graphs))
-        context = JudgeContext(self.name, self.givens, builds={name: (graphs, results)})
-        self._raise_or_print([judge(self.name, name, context)])
+        with working(quiet=grading()):
+            results: list[object] = list(evaluate_all(cls if own else None, graphs))
+            context = JudgeContext(self.name, self.givens, builds={name: (graphs, results)})
+            verdict = judge(self.name, name, context)
+        if grading() and not verdict.passed and verdict.points:
+            print(verdict.message)
+            return verdict.points
+        self._raise_or_print([verdict])
+        return None

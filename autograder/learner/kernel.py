@@ -10,8 +10,12 @@ environment (`checks.learner_package`), so it imports only `core.verdict`.
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
@@ -19,6 +23,65 @@ from autograder.core.verdict import Verdict, format_value
 
 PRACTICE_PREFIX = "(practice numbers) "
 PRACTICE_SOURCE = "fresh numbers, not graded"
+WORKING_AFTER = 1.0
+"""Seconds a check runs before it says it is working."""
+WORKING = "⏳ Checking against PyTorch (the first check of a notebook loads it: a few seconds)…"
+
+
+INTERNAL_PATH = re.compile(r"\s*\(Triggered internally at [^)]*\)\.?")
+"""PyTorch's pointer into its own C++ build, which tells a learner nothing."""
+
+
+@contextmanager
+def plain_warnings() -> Iterator[list[str]]:
+    """Catch the warnings raised inside; the list then holds each once, as one line without
+    PyTorch's internal path (for the check to print)."""
+    found: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield found
+        finally:
+            for warning in caught:
+                text = INTERNAL_PATH.sub("", str(warning.message)).strip()
+                line = f"{warning.category.__name__}: {text}"
+                if line not in found:
+                    found.append(line)
+
+
+@contextmanager
+def working(after: float = WORKING_AFTER, quiet: bool = False) -> Iterator[threading.Event]:
+    """Say the check is working if it takes more than `after` seconds (`quiet`: never, as
+    while grading); the event is set once said. In a notebook the line is a display that
+    is emptied when the check ends, so no cell keeps it."""
+    shown, lock = threading.Event(), threading.Lock()
+    handles: list[Any] = []
+    finished = [False]
+
+    def say() -> None:
+        with lock:
+            if finished[0]:
+                return
+            if ipython_shell() is None:
+                print(WORKING, flush=True)
+            else:
+                from IPython.display import display
+
+                handles.append(display({"text/plain": WORKING}, raw=True, display_id=True))
+            shown.set()
+
+    timer = threading.Timer(after, say)
+    timer.daemon = True
+    if not quiet:
+        timer.start()
+    try:
+        yield shown
+    finally:
+        timer.cancel()
+        with lock:
+            finished[0] = True
+            for handle in handles:
+                handle.update({"text/plain": ""}, raw=True)
 
 
 class AnswerMismatch(AssertionError):

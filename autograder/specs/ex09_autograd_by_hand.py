@@ -4,7 +4,6 @@ PyTorch (parts of kind "class"), then the course's neuron by hand with the learn
 
 from __future__ import annotations
 
-from autograder.answers.value_graphs import ALL_OPS
 from autograder.core.spec import ExerciseSpec, Part, given, value
 from autograder.core.tasks import ClassTask
 from autograder.specs.neuron import (
@@ -15,15 +14,12 @@ from autograder.specs.neuron import (
     neuron,
 )
 
-ADD = ("add", "add_const", "radd_const", "neg")
-MUL = ("add", "mul", "mul_const", "rmul_const", "sub", "sub_const", "rsub_const")
-POW = ("add", "mul", "mul_const", "pow")
 
-
-def _class_part(name: str, points: int, title: str, task: ClassTask) -> Part:
+def _class_part(name: str, title: str, task: ClassTask) -> Part:
+    """A class part: a point for each operation it credits."""
     return Part(
         name, task.label, "class", task.hint, f"your Value: {title}",
-        points=points, build=task, title=title,
+        points=len(task.units), build=task, title=title,
     )  # fmt: skip
 
 
@@ -37,50 +33,47 @@ SPEC = ExerciseSpec(
     parts=(
         _class_part(
             "value_add",
-            2,
-            "addition, with Values and numbers, and unary minus",
+            "addition, with Values and numbers, and backward()",
             ClassTask(
                 "Value",
-                "Value with +, unary - and backward()",
-                ADD,
-                "+ passes its gradient to both sides unchanged; unary - multiplies it by -1; "
+                "Value with + and backward()",
+                ("add", "backward"),
+                "+ passes its gradient to both sides unchanged (+=, for a value used twice); "
                 "backward() sets the output's grad to 1 and runs every _backward in reverse "
-                "topological order.",
+                "topological order, each node once.",
             ),
         ),
         _class_part(
             "value_mul",
-            2,
-            "multiplication and subtraction",
+            "multiplication, unary minus and subtraction",
             ClassTask(
                 "Value",
-                "Value with *, - (both sides)",
-                MUL,
-                "Each side of a * b gets the other side's value times out.grad; a - b sends "
-                "+out.grad to a and -out.grad to b. With a number on the left, Python calls "
-                "__rmul__ / __rsub__.",
+                "Value with *, unary - and - (both sides)",
+                ("mul", "neg", "sub"),
+                "Each side of a * b gets the other side's value times out.grad; -a sends "
+                "-out.grad to a; a - b sends +out.grad to a and -out.grad to b. With a number "
+                "on the left, Python calls __rmul__ / __rsub__.",
             ),
         ),
         _class_part(
             "value_pow",
-            1,
             "powers with a number exponent",
             ClassTask(
                 "Value",
                 "Value with ** (a number exponent)",
-                POW,
+                ("pow",),
                 "The slope of x**n is n * x**(n - 1).",
             ),
         ),
         _class_part(
             "value_relu",
-            2,
-            "ReLU, and everything together",
+            "ReLU",
             ClassTask(
                 "Value",
-                "Value with .relu(), on graphs of every operation",
-                ALL_OPS,
-                "ReLU's slope is 1 where its input was positive, 0 elsewhere.",
+                "Value with .relu()",
+                ("relu",),
+                "ReLU's slope is 1 where its input was positive, 0 elsewhere (0 at exactly 0, "
+                "as PyTorch).",
             ),
         ),
         Part(
@@ -88,7 +81,7 @@ SPEC = ExerciseSpec(
             "L",
             "forward",
             "h = w·x + b, a = ReLU(h), L = (a - y)².",
-            "(a − y)²",
+            "(a − y)², where a = max(w·x + b, 0): compute a first",
             of=("L",),
             solution="a = max(w * x + b, 0)\n(a - y) ** 2",
             title="the neuron's loss",
@@ -98,7 +91,7 @@ SPEC = ExerciseSpec(
             "dL/dw",
             "gradient",
             "dL/dw = 2(a - y) × da/dh × dh/dw, with da/dh = 1 (the ReLU is open) and dh/dw = x.",
-            "2(a − y) × 1 × x",
+            "2(a − y) × 1 × x, with a = max(w·x + b, 0)",
             of=("L", "w"),
             gate="open",
             factors=(SQUARE, value("a - y"), OPEN, given("x")),
@@ -109,7 +102,7 @@ SPEC = ExerciseSpec(
             "dL/db",
             "gradient",
             "dL/db = 2(a - y) × da/dh × dh/db, and dh/db = 1.",
-            "2(a − y) × 1 × 1",
+            "2(a − y) × 1 × 1, with a = max(w·x + b, 0)",
             of=("L", "b"),
             gate="open",
             factors=(SQUARE, value("a - y"), OPEN),

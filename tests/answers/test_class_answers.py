@@ -16,6 +16,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from capstone_classes import CLASSES, class_cells
 from test_spec_trusted import instructor_cells
 from test_value_graphs import Mini, buggy
 
@@ -38,18 +39,6 @@ CAPSTONE = "09_autograd_by_hand"
 ERRORS = "08_when_backward_complains"
 PATHS = "06_one_backward_every_parameter"
 CLASS_PARTS = list(class_tasks(CAPSTONE))
-# the part whose operations first show each bug (own_minus: - written as its own node)
-FIRST_PART = {
-    "overwrite": "value_add",
-    "order": "value_add",
-    "no_visited": "value_add",
-    "no_seed": "value_add",
-    "minus_sign": "value_add",
-    "relu_side": "value_relu",
-    "pow_factor": "value_pow",
-    "mul_factor": "value_mul",
-    "mul_own": "value_mul",
-}
 
 
 def _verdict(cls: Any, part: str, seed: int) -> Any:
@@ -68,25 +57,69 @@ def test_a_correct_value_scores_every_class_part_on_200_graphs(part: str) -> Non
         assert f"{GRAPHS_PER_PART}/{GRAPHS_PER_PART} random graphs" in verdict.message
 
 
-@pytest.mark.parametrize("bug", sorted(FIRST_PART))
-def test_each_classic_bug_is_caught_and_named_in_its_first_part_and_the_last(bug: str) -> None:
-    assert set(FIRST_PART) == set(BUGS)
-    where = "every _backward" if bug == "overwrite" else BUGS[bug].where
-    line = f"in {where}: {BUGS[bug].advice}."
-    first = _verdict(buggy(bug, own_minus=True), FIRST_PART[bug], 3).message
-    last = _verdict(buggy(bug, own_minus=True), "value_relu", 3).message
-    # the first part may not tell two bugs apart (- without its own node is a * -1 whose
-    # missing factor looks like a sign bug): then both are offered, neither as certain
-    named = [text for text in first.splitlines() if text.endswith(line)]
-    assert named in ([f"Likely bug {line}"], [f"  - {line}"]), first
-    assert f"Likely bug {line}" in last.splitlines(), last  # every operation: told apart
-    assert "PyTorch says" in first and "PyTorch says" in last  # a wrong graph, both numbers
+def _points(part: str, verdict: Any) -> float:
+    if verdict.passed:
+        return float(len(class_tasks(CAPSTONE)[part].units))
+    return float(verdict.points or 0.0)
 
 
-def test_a_bug_in_star_found_by_the_minus_part_is_blamed_on_star() -> None:
-    """Unary - written as a * -1 (micrograd's way): Part A shows the bug of *."""
-    verdict = _verdict(buggy("mul_own"), "value_add", 3)
-    assert f"Likely bug in * (__mul__): {BUGS['mul_own'].advice}" in verdict.message
+OPERATIONS_RIGHT = re.compile(r"(\d+) of (\d+) operations right")
+
+
+def _live(name: str, seed: int) -> tuple[float, str]:
+    """The live checks of class `name`, each run after its own cell as in the notebook:
+    the points their words give, and their text."""
+    exercise = Exercise(CAPSTONE)
+    namespace: dict[str, Any] = {**NOTEBOOK, "exercise": exercise}
+    points, text = 0.0, []
+    for part, source in class_cells(name).items():
+        exec(source, namespace)
+        try:
+            exec(f"exercise.check_class({part!r}, seed={seed})", namespace)
+            points += len(class_tasks(CAPSTONE)[part].units)
+        except AnswerMismatch as mismatch:
+            found = OPERATIONS_RIGHT.search(str(mismatch))
+            points += int(found[1]) if found else 0
+            text.append(str(mismatch))
+    return points, "\n".join(text)
+
+
+def _graded(name: str, seed: int) -> float:
+    """The grader's points for class `name`: its graphs, the notebook's final class."""
+    cells = _release_cells(CAPSTONE)
+    trusted = instructor_plan(instructor_cells(CAPSTONE), cells, random.Random(seed))
+    namespace: dict[str, Any] = dict(NOTEBOOK)
+    for source in class_cells(name).values():
+        exec(source, namespace)
+    sent = [
+        {"function": c["function"], "builds": evaluate_all(namespace["Value"], c["graphs"])}
+        for c in function_calls(trusted)
+    ]
+    found = verdicts(trusted, cells, sent, givens_for(CAPSTONE, "ada", PUBLIC))
+    return sum(_points(trusted.class_checks[i], found[i][0]) for i in trusted.class_checks)
+
+
+@pytest.mark.parametrize("name", list(CLASSES))
+def test_the_capstone_table_live_and_graded_alike(name: str) -> None:
+    """Each classic class: its bug named where it lives, the points it keeps for every other
+    operation, the same live (each check after its own cell) and in the grader (its own
+    graphs, the notebook's final class). `pytest -s -k table` prints the table."""
+    _, key, expected = CLASSES[name]
+    live, text = _live(name, seed=3)
+    graded = _graded(name, seed=7)
+    print(f"| {name} | {BUGS[key].line() if key else 'right'} | live {live:g}/7 | "
+          f"graded {graded:g}/7 |")  # fmt: skip
+    assert live == graded == expected, text
+    if key:
+        assert BUGS[key].line() in text, text
+
+
+def test_a_bug_in_star_found_by_the_minus_parts_is_blamed_on_star() -> None:
+    """Unary - written as a * -1 (lesson 9's way): * with its factor missing costs *'s
+    point; unary - keeps its own."""
+    verdict = _verdict(buggy("mul_factor"), "value_mul", 3)
+    assert f"Likely bug {BUGS['mul_factor'].line()}." in verdict.message, verdict.message
+    assert verdict.points == 2.0, verdict.message
 
 
 NOTEBOOK = {"__name__": "__main__"}  # a notebook's namespace: its classes are __main__'s
@@ -108,7 +141,7 @@ def test_the_kernel_check_uses_the_learners_class_and_raises_on_a_bug() -> None:
     exercise = Exercise(CAPSTONE)
     namespace = _notebook_class(_solution_class())
     exec("exercise.check_class('value_relu')", {**namespace, "exercise": exercise})
-    overwriting = _solution_class().replace("self.grad += out.grad", "self.grad = out.grad")
+    overwriting = _solution_class().replace("self.grad += out.grad", "self.grad = out.grad", 1)
     broken = _notebook_class(overwriting)
     with pytest.raises(AnswerMismatch, match="overwritten"):
         exec("exercise.check_class('value_add')", {**broken, "exercise": exercise})
@@ -171,11 +204,13 @@ def test_the_trusted_grader_draws_its_own_graphs_and_judges_what_the_class_gave(
     assert sorted(trusted.class_checks.values()) == sorted(CLASS_PARTS)
     calls = function_calls(trusted)
     assert {c["function"] for c in calls} == set(CLASS_PARTS)
-    assert all(c["class"] == "Value" and len(c["graphs"]) == 200 for c in calls)
+    tasks = class_tasks(CAPSTONE)
+    for c in calls:  # 200 graphs for each operation the part credits
+        assert c["class"] == "Value" and len(c["graphs"]) == 200 * len(tasks[c["function"]].units)
     # what the sandboxed worker sends back: the class's numbers, nothing else
     right = [{"function": c["function"], "builds": evaluate_all(Value, c["graphs"])} for c in calls]
     wrong = [
-        {"function": c["function"], "builds": evaluate_all(buggy("order"), c["graphs"])}
+        {"function": c["function"], "builds": evaluate_all(buggy("no_seed"), c["graphs"])}
         for c in calls
     ]
     for sent, passed in ((right, True), (wrong, False)):

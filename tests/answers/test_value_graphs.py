@@ -14,7 +14,14 @@ from typing import Any
 import pytest
 
 from autograd_lessons.value import Value
-from autograder.answers.value_graphs import BUGS, describe, draw_graphs, evaluate_with, judge
+from autograder.answers.value_graphs import (
+    BUGS,
+    describe,
+    draw_graphs,
+    draw_unit,
+    evaluate_with,
+    judge,
+)
 
 GRAPHS = draw_graphs(random.Random(2026), 200)
 
@@ -199,38 +206,33 @@ def test_a_correct_value_scores_full_marks_on_200_graphs(cls: Any) -> None:
     assert verdict.text.startswith("✓ 200/200")
 
 
-EIGHT_AND_MORE = (
-    "overwrite", "relu_side", "pow_factor", "order", "mul_own", "no_visited", "no_seed",
-    "minus_sign", "mul_factor",
-)  # fmt: skip
+MINI_BUGS = {  # Mini's switch -> the bug it is, and the operation judged on its graphs
+    "order": ("order", "backward"),
+    "no_visited": ("no_visited", "backward"),
+    "no_seed": ("no_seed", "backward"),
+    "relu_side": ("relu_side", "relu"),
+    "pow_factor": ("pow_factor", "pow"),
+    "mul_factor": ("mul_factor", "mul"),
+    "mul_own": ("mul_own", "mul"),
+    "overwrite": ("overwrite_add", "add"),
+}
 
 
-def test_every_bug_has_a_class_here() -> None:
-    assert set(EIGHT_AND_MORE) == set(BUGS)
-
-
-@pytest.mark.parametrize(
-    ("bug", "own_minus"),
-    # a sign bug in - needs a - of its own; every other bug, both ways of writing -
-    [(bug, own) for bug in EIGHT_AND_MORE for own in (False, True) if own or bug != "minus_sign"],
-)
-def test_each_classic_bug_is_caught_and_named_where_it_is(bug: str, own_minus: bool) -> None:
-    verdict = judge(GRAPHS, run(buggy(bug, own_minus)))
-    assert not verdict.passed
-    assert verdict.correct < 200
-    named = [line for line in verdict.text.splitlines() if line.startswith("Likely bug")]
-    assert len(named) == 1, verdict.text
-    assert BUGS[bug].advice in named[0], verdict.text
-    if bug != "overwrite":
-        assert named[0].startswith(f"Likely bug in {BUGS[bug].where}: "), verdict.text
+@pytest.mark.parametrize("switch", sorted(MINI_BUGS))
+def test_each_classic_bug_is_caught_and_named_on_its_operations_graphs(switch: str) -> None:
+    key, unit = MINI_BUGS[switch]
+    graphs = draw_unit(random.Random(4), unit, 200)
+    verdict = judge(graphs, [evaluate_with(buggy(switch), g) for g in graphs], unit)
+    assert not verdict.passed and verdict.correct < 200, verdict.text
+    assert f"Likely bug {BUGS[key].line()}." in verdict.text.splitlines(), verdict.text
     assert "First wrong graph" in verdict.text
 
 
 def test_an_overwrite_in_one_operation_is_blamed_on_that_operation() -> None:
     class AddOverwrites(Mini):
         def __add__(self, other: Any) -> Mini:
-            other = other if isinstance(other, Mini) else Mini(other)
-            out = Mini(self.data + other.data, (self, other))
+            other = other if isinstance(other, Mini) else type(self)(other)
+            out = type(self)(self.data + other.data, (self, other))
 
             def back() -> None:
                 self.grad = out.grad  # the bug, in + only
@@ -239,8 +241,12 @@ def test_an_overwrite_in_one_operation_is_blamed_on_that_operation() -> None:
             out._backward = back
             return out
 
-    verdict = judge(GRAPHS, run(AddOverwrites))
-    assert f"Likely bug in + (__add__): {BUGS['overwrite'].advice}." in verdict.text, verdict.text
+    graphs = draw_unit(random.Random(5), "add", 200)
+    verdict = judge(graphs, [evaluate_with(AddOverwrites, g) for g in graphs], "add")
+    assert f"Likely bug {BUGS['overwrite_add'].line()}." in verdict.text, verdict.text
+    # judged as *'s graphs, the class is right: + is not on them
+    mul = draw_unit(random.Random(5), "mul", 200)
+    assert judge(mul, [evaluate_with(AddOverwrites, g) for g in mul], "mul").passed
 
 
 def test_a_class_that_raises_fails_with_its_error() -> None:
@@ -287,7 +293,7 @@ def test_a_graph_reads_as_code() -> None:
 def test_a_part_can_grade_a_few_operations_only() -> None:
     graphs = draw_graphs(random.Random(1), 50, ops=("mul", "pow"))
     drawn = {op["op"] for graph in graphs for op in graph["ops"]}
-    assert drawn <= {"mul", "pow", "add"}  # add only joins unused leaves to the output
+    assert drawn <= {"mul", "pow"}  # unused leaves are joined with * too
     assert {"mul", "pow"} <= drawn
     assert judge(graphs, [evaluate_with(Value, g) for g in graphs]).passed
     with pytest.raises(ValueError, match="unknown operations"):

@@ -1,0 +1,88 @@
+"""Issue 25's friction: a slow check says it is working, and a check that runs the
+learner's function shows PyTorch's warnings in one plain line, without its internal path."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+
+from autograder.learner.check import AnswerMismatch, Exercise
+from autograder.learner.kernel import WORKING, working
+
+MECHANICS = "05_three_mechanics"
+
+
+def test_a_check_that_takes_long_says_it_is_working(capsys: pytest.CaptureFixture[str]) -> None:
+    with working(after=0.0) as shown:
+        assert shown.wait(30)  # the line is out before the check's work ends, however slow
+    assert WORKING in capsys.readouterr().out
+
+
+def test_a_quick_or_graded_check_says_nothing_more(capsys: pytest.CaptureFixture[str]) -> None:
+    with working(after=3600.0) as shown:
+        pass
+    with working(after=0.0, quiet=True) as quiet:
+        pass
+    assert not shown.is_set() and not quiet.is_set()
+    assert WORKING not in capsys.readouterr().out
+
+
+def test_pytorchs_warning_reaches_the_learner_without_its_internal_path(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import torch
+
+    def grad_of_intermediate(x0: float) -> Any:  # Part J without y.retain_grad()
+        x = torch.tensor(float(x0), requires_grad=True)
+        y = x**3
+        z = y * y
+        z.backward()
+        return y.grad
+
+    exercise = Exercise(MECHANICS)
+    namespace = {"__name__": "__main__", "grad_of_intermediate": grad_of_intermediate}
+    with warnings.catch_warnings(record=True) as escaped:
+        warnings.simplefilter("always")
+        with pytest.raises(AnswerMismatch):
+            exec("exercise.check_function('grad_of_intermediate')",
+                 {**namespace, "exercise": exercise})  # fmt: skip
+    assert not escaped, [str(w.message) for w in escaped]
+    printed = capsys.readouterr()
+    assert "retain_grad()" in printed.out, printed.out  # PyTorch's advice, kept
+    assert "Triggered internally" not in printed.out + printed.err
+    assert printed.out.count("PyTorch warned") == 1
+
+
+@pytest.mark.processes
+def test_in_a_notebook_the_working_line_is_emptied_when_the_check_ends() -> None:
+    """A real kernel: the line is a display the kernel shows, then empties (no cell keeps
+    it, and a cell's printed text is the verdict alone)."""
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        code = (
+            "import threading\nfrom autograder.learner.kernel import working\n"
+            "with working(after=0.0) as shown:\n    shown.wait(30)\nprint('verdict')"
+        )
+        msg_id = client.execute(code)
+        kinds: list[tuple[str, str]] = []
+        while True:
+            msg = client.get_iopub_msg(timeout=60)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind in ("display_data", "update_display_data"):
+                kinds.append((kind, content["data"]["text/plain"]))
+            elif kind == "stream":
+                kinds.append((kind, content["text"]))
+            elif kind == "status" and content["execution_state"] == "idle":
+                break
+        assert kinds == [
+            ("display_data", WORKING), ("update_display_data", ""), ("stream", "verdict\n")
+        ], kinds  # fmt: skip
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
