@@ -47,7 +47,7 @@ CORPUS: tuple[tuple[str, str, str, str], ...] = (
     (E1, "slope_start", "slope_start = 2 * x ** 2", "wrong_power"),
     (E1, "slope_start", "slope_start = -2 * x", "sign"),
     (E1, "slope_start", "slope_start = 2 + x", "sum_for_product"),
-    (E1, "slope_start", "slope_start = 2 * 3.0", "lesson_number"),
+    (E1, "slope_start", "slope_start = 2 * 3.0", "no_arithmetic"),
     (E1, "slope_other", "slope_other = x_other ** 2", "power_rule"),
     (E1, "slope_other", "slope_other = -2 * x_other", "sign"),
     (E1, "slope_other", "slope_other = 2 * x", "given_swap"),
@@ -279,6 +279,20 @@ CORPUS: tuple[tuple[str, str, str, str], ...] = (
     (E9, "dL_db", "dL_db = 2 * (a - y) * b", "given_extra"),
     (E9, "dL_db", "dL_db = a - y", "slope_missing"),
     (E9, "dL_db", "dL_db = 2 * (a - y) + 1", "constant_kept"),
+    # issue 25: answers once misnamed, or accepted
+    (E1, "y_start", "y_start = 0.0", "no_arithmetic"),
+    (E4, "dL_da", "dL_da = 0", "no_arithmetic"),
+    (E3, "dL_dw", "dL_dw = 1.5", "no_arithmetic"),
+    (E4, "dL_dw", "dL_dw = dL_dh * w", "given_swap"),
+    (E3, "dL_dw", "dL_dw = dL_dh * x + dL_dh", "extra_term"),
+    (E6, "dL_dw", "dL_dw = dL_dy * x + dL_dy", "extra_term"),
+    (
+        E5,
+        "grad_after_three_calls",
+        "grad_after_three_calls = 2 * x_square * (1 + 2 + 3)",
+        "accumulation",
+    ),
+    (E7, "dL_dh", "dL_dh = dL_da * w2", "given_extra"),
 )
 
 

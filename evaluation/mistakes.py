@@ -29,6 +29,7 @@ from autograder.core.spec import ExerciseSpec, Part
 from autograder.core.verdict import matches
 from autograder.diagnosis.diagnose import diagnose, related_givens, upstream_names
 from autograder.diagnosis.formula_pair import flat_factors
+from autograder.diagnosis.fresh_points import recompute
 from autograder.diagnosis.references import EXERCISES, reference_quantities
 from autograder.specs import exercise_spec, learner_givens
 
@@ -63,19 +64,6 @@ def _number(expression: str, names: Mapping[str, Any]) -> float | None:
         return float(evaluate_expression(expression, names))
     except (ValueError, ZeroDivisionError, OverflowError):
         return None
-
-
-def recompute(
-    spec: ExerciseSpec, values: Mapping[str, Any], overrides: Mapping[str, float]
-) -> dict[str, Any]:
-    """Every part's model answer again, in order, with `overrides` in place of some parts."""
-    names: dict[str, Any] = {**values, **overrides}
-    for part in spec.parts:
-        if part.kind in NUMERIC and part.name not in overrides:
-            redone = _number(part.answer, names)
-            if redone is not None:
-                names[part.name] = redone
-    return names
 
 
 def _given_mistakes(

@@ -39,6 +39,8 @@ from autograder.core.spec import CODE_KINDS, ExerciseSpec  # noqa: E402
 from autograder.core.spreadsheet import InertWriter  # noqa: E402
 from autograder.core.verdict import format_value, matches  # noqa: E402
 from autograder.diagnosis.byhand import read_hand_answers  # noqa: E402
+from autograder.diagnosis.fresh_points import NUMERIC as NUMERIC_KINDS  # noqa: E402
+from autograder.diagnosis.fresh_points import fixed_by_branches  # noqa: E402
 from autograder.diagnosis.references import reference_quantities  # noqa: E402
 from autograder.specs import SPECS, learner_givens  # noqa: E402
 
@@ -159,6 +161,13 @@ def wrong_parts(student: Student, name: str) -> set[str]:
         for source in sources & wrong:
             if part not in student.slips.get(name, {}).get(source, Slip("", "")).unaffected:
                 wrong.add(part)
+    if student.copied_from or name in student.literal:
+        # a number written out earns nothing where the value follows the givens
+        givens = learner_givens(name, student.name)
+        fixed = fixed_by_branches(name, givens)
+        for part in spec.parts:
+            if part.kind in NUMERIC_KINDS and part.name not in fixed:
+                wrong.add(part.name)
     if student.copied_from:
         mine = reference_quantities(name, learner_givens(name, student.name))
         theirs = reference_quantities(name, learner_givens(name, student.copied_from))

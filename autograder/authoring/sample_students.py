@@ -16,8 +16,10 @@ The students:
        an in-place update on a leaf (08), the ReLU's slope on the wrong side (09)
   dee  blank: submits every release notebook untouched
   eve  used autograd (.backward(), .grad) for hand answers, in 09 her own Value: zero
-  fay  mostly right, some answers as plain numbers, two rounded too early; never submitted 06
-  gus  copied ada's numbers (not her formulas): right only where the numbers coincide
+  fay  mostly right, some answers as plain numbers (which earn nothing where the value
+       follows the givens), two rounded too early; never submitted 06
+  gus  copied ada's numbers (not her formulas): plain numbers earn nothing, so only facts
+       and values the chain's branches fix (a slope of 1 or 0) score
 """
 
 from __future__ import annotations

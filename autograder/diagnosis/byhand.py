@@ -10,8 +10,8 @@ once per target), so reading a cell costs time in proportion to its length.
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Final
 
 from autograder.diagnosis.byhand_arithmetic import (
@@ -45,9 +45,13 @@ __all__ = [
     "HandAnswer",
     "HistoryReader",
     "ReadingCost",
+    "Recipe",
+    "ReplayError",
     "assigned_names",
     "evaluate_expression",
     "read_hand_answers",
+    "replay",
+    "used_names",
 ]
 
 AUTOGRAD_MODULES: Final = ("torch.autograd", "torch.func", "functorch")
@@ -63,6 +67,25 @@ _KEYWORDS: Final = {
     "TryStar": "try",
 }
 Outcome = tuple[Status, Number | None, str]
+Source = ast.expr | str | None
+"""How a name got its number: the expression, the given's name, or None (no number)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One binding the reader made, in order: `name` and what it was computed from."""
+
+    name: str
+    source: Source
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How the cells computed one answer: the first `length` bindings of `steps` (a list
+    that only grows), the answer's own last; replayed at other numbers (`replay`)."""
+
+    steps: list[Step]
+    length: int
 
 
 @dataclass(frozen=True)
@@ -73,6 +96,67 @@ class HandAnswer:
     value: float | bool | None
     status: Status
     detail: str
+    recipe: Recipe | None = field(default=None, compare=False, repr=False)
+    """For a number: how the cells computed it (None for answers made by hand in tests)."""
+
+
+class ReplayError(Exception):
+    """A recipe that cannot be computed at other numbers (a division by zero there)."""
+
+
+def replay(
+    recipe: Recipe, givens: Mapping[str, float], pinned: Mapping[str, float] | None = None
+) -> Number:
+    """The answer `recipe` computes when the givens are `givens`: every binding the cells
+    made is computed again in order, except that a name in `pinned` keeps its pinned value
+    (assignments to it are skipped) unless it is the answer's own name."""
+    pins = dict(pinned or {})
+    steps = recipe.steps[: recipe.length]
+    own = steps[-1].name
+    pins.pop(own, None)
+    numbers: dict[str, Number] = dict(pins)
+    arithmetic = Arithmetic(numbers, lambda _name: None, ReadingCost())
+    value: Number = 0
+    for index, step in enumerate(steps):
+        last = index == len(steps) - 1
+        if step.name in pins and not last:
+            continue
+        try:
+            if isinstance(step.source, str):
+                value = givens[step.source]
+            elif step.source is None:
+                numbers.pop(step.name, None)
+                continue
+            else:
+                value = arithmetic.evaluate(step.source)
+        except (Unreadable, KeyError) as problem:
+            if last:
+                raise ReplayError(str(problem)) from None
+            numbers.pop(step.name, None)
+            continue
+        numbers[step.name] = value
+    return value
+
+
+def used_names(recipe: Recipe, stop: Collection[str] = ()) -> set[str]:
+    """Every name the answer's own binding depends on, through the bindings before it
+    (not through the bindings of the names in `stop`)."""
+    steps = recipe.steps[: recipe.length]
+    needed = _names(steps[-1].source)
+    used: set[str] = set()
+    for step in reversed(steps[:-1]):
+        if step.name in needed:
+            used.add(step.name)
+            needed.discard(step.name)
+            if step.name not in stop:
+                needed |= _names(step.source)
+    return used | needed
+
+
+def _names(source: Source) -> set[str]:
+    if not isinstance(source, ast.expr):
+        return set()
+    return {n.id for n in ast.walk(source) if isinstance(n, ast.Name)}
 
 
 def read_hand_answers(
@@ -215,20 +299,32 @@ class _Reader:
         self.givens = dict(givens or {})
         self.cost = cost if cost is not None else ReadingCost()
         self.arithmetic = Arithmetic(self.numbers, self.known, self.cost)
+        self.steps: list[Step] = []
 
     def known(self, name: str) -> tuple[Status, str] | None:
         """(status, detail) of what `name` holds so far, if the cells bound it."""
         answer = self.answers.get(name)
         return None if answer is None else (answer.status, answer.detail)
 
-    def bind(self, name: str, status: Status, value: Number | None, detail: str) -> None:
+    def bind(
+        self,
+        name: str,
+        status: Status,
+        value: Number | None,
+        detail: str,
+        source: Source = None,
+    ) -> None:
+        recipe = None
         if status == "number" and value is not None:
             self.numbers[name] = value
             shown: float | bool | None = value if type(value) is bool else float(value)
+            self.steps.append(Step(name, source))
+            recipe = Recipe(self.steps, len(self.steps))
         else:
             self.numbers.pop(name, None)
             shown = None
-        self.answers[name] = HandAnswer(name, shown, status, short(detail))
+            self.steps.append(Step(name, None))
+        self.answers[name] = HandAnswer(name, shown, status, short(detail), recipe)
 
     def read_cell(self, source: str) -> None:
         items = cell_items(source, self.cost)
@@ -266,7 +362,7 @@ class _Reader:
         for node, arg in zip(names, args, strict=True):
             assert isinstance(node, ast.Name)
             if isinstance(arg, str) and arg in self.givens:
-                self.bind(node.id, "number", self.givens[arg], GIVEN_DETAIL + arg)
+                self.bind(node.id, "number", self.givens[arg], GIVEN_DETAIL + arg, arg)
             else:
                 self.bind(node.id, "not_arithmetic", None, f"{arg!r:.40} is not a given value")
         return True
@@ -317,14 +413,14 @@ class _Reader:
         """Bind the names of every target; like Python, the value is computed once, before
         any name is bound (each part of it once, however many targets share it)."""
         outcomes: dict[int, Outcome] = {}
-        bindings: list[tuple[str, Outcome]] = []
+        bindings: list[tuple[str, Outcome, ast.expr | None]] = []
         for target in targets:
             for name, part in self.pairs(target, value, outcomes):
                 if id(part) not in outcomes:
                     outcomes[id(part)] = self.outcome(part)
-                bindings.append((name, outcomes[id(part)]))
-        for name, (status, number, detail) in bindings:
-            self.bind(name, status, number, detail)
+                bindings.append((name, outcomes[id(part)], part))
+        for name, (status, number, detail), part in bindings:
+            self.bind(name, status, number, detail, part)
         for node in walk(value, self.cost):  # names bound by := inside the right-hand side
             if isinstance(node, ast.NamedExpr):
                 self.bind(node.target.id, "not_arithmetic", None, "assigned with `:=`")

@@ -196,7 +196,9 @@ class Catalogue:
         here = f"`{src(node)}`"
         if isinstance(node, ast.BinOp):
             left, right, op = node.left, node.right, node.op
-            if isinstance(op, ast.Add | ast.Sub):
+            if isinstance(op, ast.Add | ast.Sub) and not (
+                self._number_only(left) and self._number_only(right)
+            ):  # a sum of numbers is one number the learner counted: no term to blame
                 flipped: ast.operator = ast.Sub() if isinstance(op, ast.Add) else ast.Add()
                 sign = _SIGN[type(flipped)]
                 why = f"`{src(right)}` enters {line} with {sign}, not {_SIGN[type(op)]}"
@@ -204,7 +206,7 @@ class Catalogue:
                 constant = not any(
                     isinstance(n, ast.Name) and n.id == (world.part.of[1:] or ("",))[0]
                     for n in ast.walk(right)
-                )
+                ) and all(self._given(n) for n in ast.walk(right) if isinstance(n, ast.Name))
                 reason = "constant_kept" if derivative and constant else "extra_term"
                 why = (
                     f"`{src(right)}` is a constant term: its slope is 0, so it drops out of "
@@ -253,8 +255,11 @@ class Catalogue:
                             1,
                         )
                 for kept, dropped in ((left, right), (right, left)):
-                    if not (isinstance(dropped, ast.Constant) and dropped.value == 0):
-                        yield _Try(kept, *self._dropped(dropped), 2)
+                    named = self._dropped(dropped)
+                    if named is not None and not (
+                        isinstance(dropped, ast.Constant) and dropped.value == 0
+                    ):
+                        yield _Try(kept, *named, 2)
             if isinstance(op, ast.Div):
                 yield _Try(
                     ast.BinOp(left, ast.Mult(), right),
@@ -372,13 +377,28 @@ class Catalogue:
                 (f"{here} is squared in {line}: the square is missing"),
                 2,
             )
-            if self.relu and not self._given(node) and self._negative(line, node):
+            if (
+                self.relu
+                and not self._given(node)
+                and not self._gradient(node)
+                and self._negative(line, node)
+            ):
                 yield _Try(
                     ast.Call(ast.Name("max", ast.Load()), [node, ast.Constant(0)], []),
                     ("relu_forgotten"),
                     f"the ReLU is missing: {here} is negative, and ReLU makes it 0",
                     2,
                 )
+
+    def _number_only(self, node: ast.expr) -> bool:
+        """True for arithmetic on number literals alone (`1 + 2`)."""
+        return not any(isinstance(n, ast.Name) for n in ast.walk(node))
+
+    def _gradient(self, node: ast.expr) -> bool:
+        """True when `node` uses a slope or gradient part (no ReLU applies to those)."""
+        spec = self.world.spec
+        derivatives = {p.name for p in spec.parts if p.kind in DERIVATIVES}
+        return any(isinstance(n, ast.Name) and n.id in derivatives for n in ast.walk(node))
 
     def _negative(self, line: str, node: ast.expr) -> bool:
         """True when `node` (in the learner's line `line`) is negative for their numbers."""
@@ -388,16 +408,25 @@ class Catalogue:
         except (Unreadable, OverflowError, ZeroDivisionError):
             return False
 
-    def _dropped(self, factor: ast.expr) -> tuple[str, str]:
-        """(reason, explanation) for a factor one too many."""
+    def _dropped(self, factor: ast.expr) -> tuple[str, str] | None:
+        """(reason, explanation) for a factor one too many; None when the factor is a slope
+        of the chain in a part of repeated backward calls (the count, not the slope, is off
+        there: no reading of it fits for sure)."""
         spec, part = self.world.spec, self.world.part
         text = f"`{src(factor)}`"
         if isinstance(factor, ast.Name) and factor.id in spec.given_names:
             return "given_extra", f"one factor {text} too many"
-        if isinstance(factor, ast.Constant) and part.name in spec.repeated_backward:
+        slopes = {f.expr for f in flat_factors(spec, part) if f.role == "slope"}
+        if (
+            isinstance(factor, ast.Constant)
+            and part.name in spec.repeated_backward
+            and src(factor) not in slopes
+        ):
             return "accumulation", (
                 f"{text} × one call's gradient: .grad was zeroed, so only one call adds up"
             )
+        if isinstance(factor, ast.Constant) and part.name in spec.repeated_backward:
+            return None
         if isinstance(factor, ast.Constant) and factor.value == 2:
             return "slope_extra", "the 2 of the square is counted twice"
         return "extra_factor", f"{text} is one factor too many"

@@ -154,7 +154,9 @@ def _search(world: Formulas, value: float, deadline: float) -> Reading:
     candidates: list[Edit] = [
         Edit(world.part.name, e, r, w, t, identity=True) for e, r, w, t in catalogue.identities()
     ]
-    theirs = [world.number(world.expr, k, lines) for k in range(len(world.points))]
+    with world.consistent():
+        theirs = [world.number(world.expr, k, lines) for k in range(len(world.points))]
+        right_whole = [world.right(k) for k in range(len(world.points))]
     for tier in range(4):
         pool = [c for c in candidates if c.tier == tier]
         if tier == 1:
@@ -167,9 +169,11 @@ def _search(world: Formulas, value: float, deadline: float) -> Reading:
                 return Reading(None, False)
             if constant and edit.tier == 2 and edit.reason not in ("relu_forgotten",):
                 continue
-            if edit.identity:
-                if _same(world, theirs, edit.expr, {}) and not _same(world, right, edit.expr, {}):
-                    found.append(edit)
+            if edit.identity:  # a whole formula: compared as a function of the givens
+                with world.consistent():
+                    same = _same(world, theirs, edit.expr, {})
+                    if same and not _same(world, right_whole, edit.expr, {}):
+                        found.append(edit)
                 continue
             top = edit.expr if edit.line == world.part.name else world.expr
             edited = lines if edit.line == world.part.name else {**lines, edit.line: edit.expr}

@@ -11,7 +11,8 @@ numbers select, so "the same formula" means the same where the learner's numbers
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from autograder.diagnosis.byhand import GIVEN_DETAIL
@@ -96,8 +97,13 @@ class Formulas:
         self._collect(self.expr, written, 0)
         self.answers = answers
         self.points = [self.point, *self._nearby(3)]
-        self._spec_memo: dict[tuple[str, int], float] = {}
-        self._base_memo: dict[int, dict[str, float]] = {}
+        self.pins: list[dict[str, float]] = [{} for _ in self.points]
+        """Earlier parts the learner's formula uses, at their free values, per point."""
+        self._fresh(answer)
+        self.pinning = True
+        """False: every part at its spec value (see `consistent`)."""
+        self._spec_memo: dict[tuple[str, int, bool], float] = {}
+        self._base_memo: dict[tuple[int, bool], dict[str, float]] = {}
         """The learner's own helpers' values, per point (for edits of other lines)."""
 
     def _collect(self, node: ast.expr, written: Mapping[str, HandAnswer], depth: int) -> None:
@@ -129,6 +135,21 @@ class Formulas:
         if sum(_size(d) for d in self.learner_defs.values()) + _size(self.expr) > MAX_TOTAL_NODES:
             raise Unreadable("too long")
 
+    def _fresh(self, answer: HandAnswer) -> None:
+        """The points: the learner's numbers and the fresh draws that keep every branch,
+        with the earlier answers the formula uses free (`autograder.diagnosis.fresh_points`);
+        the nearby points when there are none (an answer read without its recipe)."""
+        from autograder.diagnosis.fresh_points import points
+
+        fresh = points(self.q, answer)
+        if not fresh:
+            return
+        self.points = [self.point]
+        self.pins = [{}]
+        for p in fresh:
+            self.points.append({n: float(p.draw.givens.get(n, v)) for n, v in self.point.items()})
+            self.pins.append(dict(p.pinned))
+
     def _nearby(self, count: int) -> list[dict[str, float]]:
         """Points near the learner's numbers (same ReLU branches), fixed for determinism."""
         result = []
@@ -142,8 +163,21 @@ class Formulas:
 
     # --- numbers -------------------------------------------------------------------------
 
+    @contextmanager
+    def consistent(self) -> Iterator[None]:
+        """Meanwhile, no part is free: a whole formula compared as a function of the givens
+        (another quantity, a known mistake), not as a step from earlier answers."""
+        self.pinning = False
+        try:
+            yield
+        finally:
+            self.pinning = True
+
     def spec_value(self, name: str, at: int) -> float:
-        key = (name, at)
+        key = (name, at, self.pinning)
+        pinned = self.pins[at].get(name) if self.pinning else None
+        if pinned is not None:
+            return pinned
         if key not in self._spec_memo:
             self._spec_memo[key] = self.number(self.spec_defs[name], at, {}, spec_side=True)
         return self._spec_memo[key]
@@ -154,7 +188,7 @@ class Formulas:
         """The value of `node` at point `at`; `lines` are the learner's (edited) helpers.
         Each helper is computed once per call; a helper that reaches itself is unreadable."""
         base = lines is self.learner_defs and not spec_side
-        memo: dict[str, float] = self._base_memo.setdefault(at, {}) if base else {}
+        memo: dict[str, float] = self._base_memo.setdefault((at, self.pinning), {}) if base else {}
         active: set[str] = set()
 
         def name(n: str) -> float:

@@ -17,6 +17,7 @@ from autograder.core.quantities import Quantity
 from autograder.core.spec import Part
 from autograder.core.verdict import MISSING, Verdict, format_value
 from autograder.diagnosis.byhand import HandAnswer
+from autograder.diagnosis.derivation import derivation_verdict
 from autograder.diagnosis.diagnose import diagnose
 from autograder.diagnosis.references import reference_quantities
 from autograder.specs import exercise_spec
@@ -117,7 +118,11 @@ def judge_hand(
         )
     if written is None:
         written = {name: answer}
-    return diagnose(q, answer.value, answers, written)
+    verdict = diagnose(q, answer.value, answers, written)
+    if q.is_bool or verdict.reason in ("tensor", "not_a_number", "not_finite"):
+        return verdict
+    derived = derivation_verdict(q, answer, written, answers or {}, verdict.passed)
+    return verdict if derived is None else derived
 
 
 class HandNumber:

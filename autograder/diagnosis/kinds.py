@@ -88,10 +88,13 @@ _FORM: Final = {
     "stale": "the notebook's value differs from the cell (not run again)",
     "not_run": "the code could not be run",
     "rounded": "rounded too early (the rule: within 0.1%, so write the arithmetic)",
+    "no_arithmetic": "a number without its arithmetic",
+    "unverified": "a formula that could not be checked at other numbers",
 }
 _UNNAMED: Final = {
     "mismatch": "wrong, no single slip named",
     "ambiguous": "wrong, two readings fit",
+    "only_here": "right at the learner's numbers only, not as a formula",
     "unknown": "wrong, no diagnosis given",
     "no diagnosis recorded": "wrong, graded without a stored diagnosis",
 }

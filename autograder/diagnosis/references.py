@@ -109,6 +109,33 @@ def reference_values(exercise: str, givens: Mapping[str, float]) -> dict[str, An
     return dict(_values(exercise, _key(exercise, givens)))
 
 
+def reference_rows(exercise: str, many: list[Mapping[str, float]]) -> list[dict[str, Any] | None]:
+    """`reference_values` for each of `many` sets of givens, those not stored computed in
+    one batch; None for a set PyTorch's checks refuse (e.g. a point on a kink)."""
+    from autograder.core.engine import compute
+
+    spec = exercise_spec(exercise)
+    keys = [_key(exercise, {**spec.constants, **givens}) for givens in many]
+    rows: list[dict[str, Any] | None] = [_read_stored(_stored_path(exercise, k)) for k in keys]
+    missing = [i for i, row in enumerate(rows) if row is None]
+    if not missing:
+        return rows
+    try:
+        computed = compute(spec, [dict(keys[i]) for i in missing])
+    except Exception:  # noqa: BLE001  (one refused set: compute them one by one)
+        computed = []
+        for i in missing:
+            try:
+                computed += compute(spec, [dict(keys[i])])
+            except Exception:  # noqa: BLE001
+                computed.append({})
+    for i, row in zip(missing, computed, strict=True):
+        if row:
+            _keep(_stored_path(exercise, keys[i]), row)
+            rows[i] = row
+    return rows
+
+
 def is_stored(exercise: str, givens: Mapping[str, float]) -> bool:
     """Whether `reference_values` for these givens need no computing (so no PyTorch)."""
     key = _key(exercise, {**exercise_spec(exercise).constants, **givens})

@@ -53,7 +53,8 @@ def test_at_least_90_percent_named_and_none_misnamed(judged: list[Outcome]) -> N
 def test_every_message_shows_the_learners_value_and_pytorchs(judged: list[Outcome]) -> None:
     for o in judged:
         if o.verdict != "passed":
-            assert "but PyTorch gives" in o.message, o
+            # at a fresh draw where earlier answers are held free, the chain's value is shown
+            assert "but PyTorch gives" in o.message or "but the chain gives" in o.message, o
 
 
 def message(exercise: str, part: str, lines: str, learner: str = "learner-1") -> tuple[str, str]:
@@ -117,14 +118,14 @@ def test_a_right_step_from_a_wrong_earlier_answer_is_a_follow_on() -> None:
     assert message("03_a_neuron_by_hand", "dL_dh", lines)[0] == "follow_on"
 
 
-def test_bare_numbers_keep_the_numeric_diagnosis() -> None:
+def test_bare_numbers_get_no_formula_story() -> None:
     exercise = "03_a_neuron_by_hand"
     givens = learner_givens(exercise, "learner-1")
     q = reference_quantities(exercise, givens)["dL_dw"]
     number = float(q.value) * givens["w"]
     reason, text = message(exercise, "dL_dw", f"dL_dw = {number!r}")
-    assert (reason, text) == (diagnose(q, number).reason, diagnose(q, number).message)
-    assert reason == "given_extra"
+    assert diagnose(q, number).reason == "given_extra"  # what the number alone would suggest
+    assert reason == "no_arithmetic" and "too many" not in text
 
 
 def _reading(exercise: str, part: str, lines: str) -> object:

@@ -65,9 +65,26 @@ def hand(source: str, name: str = "dL_dw") -> HandAnswer | None:
 # --- judge_hand_answer: what the trusted grader calls -------------------------------------
 
 
+GIVEN_LINE = "x, w, b, y = exercise.given('x', 'w', 'b', 'y')"
+
+
+def formula(source: str, name: str = "dL_dw") -> HandAnswer | None:
+    return read_hand_answers([GIVEN_LINE, source], lesson(NEURON)).get(name)
+
+
 def test_hand_arithmetic_passes() -> None:
-    verdict = judge(NEURON, "dL_dw", hand("dL_dw = 2 * (5 - 2) * 2"))
+    verdict = judge(NEURON, "dL_dw", formula("dL_dw = 2 * (max(w * x + b, 0) - y) * x"))
     assert verdict.passed and verdict.message == "✓ dL/dw = 12.0 matches PyTorch"
+
+
+def test_a_bare_number_earns_nothing_right_or_wrong() -> None:
+    right = judge(NEURON, "dL_dw", hand("dL_dw = 2 * (5 - 2) * 2"))
+    assert (right.passed, right.reason) == (False, "no_arithmetic")
+    assert "PyTorch's number, but written as a bare number" in right.message
+    assert "max(" not in right.message and "* x" not in right.message  # no formula given away
+    wrong = judge(NEURON, "dL_dw", hand("dL_dw = 36.0"))
+    assert (wrong.passed, wrong.reason) == (False, "no_arithmetic")
+    assert "but PyTorch gives 12" in wrong.message and "too many" not in wrong.message
 
 
 def test_an_answer_computed_with_autograd_scores_zero() -> None:
@@ -95,7 +112,7 @@ def test_unanswered_and_unreadable() -> None:
 
 
 def test_a_wrong_hand_answer_is_diagnosed() -> None:
-    verdict = judge(NEURON, "dL_dw", hand("dL_dw = 2 * (5 - 2) * 2 * 3"))
+    verdict = judge(NEURON, "dL_dw", formula("dL_dw = 2 * (max(w * x + b, 0) - y) * x * w"))
     assert verdict.reason == "given_extra"
 
 
@@ -120,8 +137,8 @@ def test_without_source_the_runtime_value_is_judged() -> None:
 def test_runtime_value_that_differs_from_the_cells_is_stale() -> None:
     verdict = judge(NEURON, "dL_dw", hand("dL_dw = 12.0"), 13.0)
     assert verdict.reason == "stale" and "run the answer cell again" in verdict.message
-    assert judge(NEURON, "dL_dw", hand("dL_dw = 12.0"), 12.0).passed
-    assert judge(NEURON, "dL_dw", hand("dL_dw = 12"), 12).passed
+    assert judge(NEURON, "dL_dw", hand("dL_dw = 12.0"), 12.0).reason == "no_arithmetic"
+    assert judge(NEURON, "dL_dw", hand("dL_dw = 12"), 12).reason == "no_arithmetic"
 
 
 def test_unknown_names_raise_key_error() -> None:
@@ -132,14 +149,21 @@ def test_unknown_names_raise_key_error() -> None:
 
 
 @pytest.mark.parametrize("exercise", list(FUNCTION_TASKS) + [NEURON])
-def test_every_reference_written_as_a_decimal_passes(exercise: str) -> None:
-    """Hand answers typed as decimals pass through the whole grader path."""
+def test_every_reference_written_as_a_decimal_earns_only_where_it_is_a_fact(
+    exercise: str,
+) -> None:
+    """Hand answers typed as decimals earn nothing through the whole grader path, except
+    facts and values the chain's branches fix (the slope 1 of an open ReLU)."""
+    refused = 0
     for name, q in Exercise(exercise).quantities.items():
         literal = repr(q.value) if q.is_bool else f"{float(q.value):.4g}"
         verdict = judge_hand_answer(
             exercise, name, hand(f"{name} = {literal}", name), givens=Exercise(exercise).givens
         )
-        assert verdict.passed, verdict.message
+        assert verdict.passed or verdict.reason == "no_arithmetic", verdict.message
+        assert verdict.passed or not q.is_bool
+        refused += not verdict.passed
+    assert refused >= 2
 
 
 # --- Exercise.check outside IPython: the caller's globals ---------------------------------
@@ -463,9 +487,10 @@ def test_ipython_autograd_fails_with_a_short_message(
 def test_ipython_messages(ipython: dict[str, list[dict[str, Any]]]) -> None:
     assert "calls `torch.tensor`" in ipython["tensor"][-1]["out"]
     retry = ipython["fixed_after_retry"]
-    assert "The factor 2.0, the 2 of the square" in retry[2]["out"] and not retry[2]["ok"]
-    assert "is missing" in retry[2]["out"]
-    assert retry[4] == {"ok": True, "out": f"✓ dL/dw = {DW} matches PyTorch\n", "error": None}
+    assert "A number without its arithmetic" in retry[2]["out"] and not retry[2]["ok"]
+    assert "is missing" not in retry[2]["out"]  # a bare number gets no formula-based story
+    assert "PyTorch's number, but written as a bare number" in retry[4]["out"]
+    assert not retry[4]["ok"]
     assert "run the answer cell again" in ipython["stale"][-1]["out"]
     assert "has no value in the notebook" in ipython["cell_failed"][-1]["out"]
     assert "not assigned by a `dL_db = ...` line" in ipython["magic"][-1]["out"]

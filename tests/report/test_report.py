@@ -2,9 +2,11 @@
 
 The expected counts come from the sample class's profiles (instructor/sample_class/
 README.md, the slips stated in tools/make_sample_class.py) and its answer key
-(expected_grades.csv), not from the report code: in 03_a_neuron_by_hand ada, cyd and fay
-are right everywhere; ben (factor 2 dropped) and eve (autograd) miss dL_da, dL_dh, dL_dw
-and dL_db; dee submits the release untouched. fay did not submit 06. (gus, whose right
+(expected_grades.csv), not from the report code: in 03_a_neuron_by_hand ada and cyd are
+right everywhere; fay wrote plain numbers, which earn nothing ("a number without its
+arithmetic") except where the branches fix the value (da_dh, dh_db); ben (factor 2 dropped)
+and eve (autograd) miss dL_da, dL_dh, dL_dw and dL_db; dee submits the release
+untouched. fay did not submit 06. (gus, whose right
 answers depend on numeric coincidences, is left out.)
 """
 
@@ -42,7 +44,8 @@ A06 = "06_one_backward_every_parameter"
 UNRELEASED = "01_what_a_gradient_is"
 STUDENTS = ["ada", "ben", "cyd", "dee", "eve", "fay"]
 CHAIN = ["dL_da", "dL_dh", "dL_dw", "dL_db"]  # ben and eve wrong, for different reasons
-LOCAL = ["h", "a", "L", "da_dh", "dh_dw", "dh_db"]  # only dee wrong
+LOCAL = ["h", "a", "L", "da_dh", "dh_dw", "dh_db"]  # dee wrong; fay's numbers where not FIXED
+FIXED = ["da_dh", "dh_db"]  # the open ReLU fixes them: fay's plain numbers count there
 WRITTEN = "why_dw_and_db_differ"
 REPO = Path(__file__).resolve().parents[2]
 
@@ -84,9 +87,10 @@ def test_share_right_per_part(course: Path) -> None:
     parts = {p.name: p for p in build(course, A03).parts}
     assert sorted(parts) == sorted(f"correct_{n}" for n in CHAIN + LOCAL) + [WRITTEN]
     for name in LOCAL:
-        assert (parts[f"correct_{name}"].submitted, parts[f"correct_{name}"].right) == (6, 5)
+        right = 5 if name in FIXED else 4
+        assert (parts[f"correct_{name}"].submitted, parts[f"correct_{name}"].right) == (6, right)
     for name in CHAIN:
-        assert (parts[f"correct_{name}"].submitted, parts[f"correct_{name}"].right) == (6, 3)
+        assert (parts[f"correct_{name}"].submitted, parts[f"correct_{name}"].right) == (6, 2)
     written = parts[WRITTEN]  # five answered it, to be graded by hand; dee left the stub
     assert (written.submitted, written.right, written.ungraded) == (6, 0, 5)
 
@@ -94,21 +98,24 @@ def test_share_right_per_part(course: Path) -> None:
 def test_mistakes_by_kind_with_counts_and_examples(course: Path) -> None:
     parts = {p.name: p for p in build(course, A03).parts}
     # dee's untouched release: one kind, the same on all ten code parts
-    dee_kinds = {m.kind for n in LOCAL for m in parts[f"correct_{n}"].mistakes}
+    dee_kinds = {m.kind for n in FIXED for m in parts[f"correct_{n}"].mistakes}
     assert len(dee_kinds) == 1
     for name in LOCAL:
-        assert [(m.kind, m.students) for m in parts[f"correct_{name}"].mistakes] == [
-            (next(iter(dee_kinds)), ["dee"])
-        ]
+        found = sorted((m.kind, m.students) for m in parts[f"correct_{name}"].mistakes)
+        expected = [(next(iter(dee_kinds)), ["dee"])]
+        if name not in FIXED:  # fay's plain number: counted apart from right answers
+            expected = sorted([*expected, ("no_arithmetic", ["fay"])])
+        assert found == expected
         assert parts[f"correct_{name}"].follow_ons == []
     # ben's dropped 2 and eve's autograd are two further kinds on dL_da, one learner each
     first = parts["correct_dL_da"].mistakes
-    assert sorted(m.count for m in first) == [1, 1, 1]
-    assert len({m.kind for m in first}) == 3 and dee_kinds < {m.kind for m in first}
+    assert sorted(m.count for m in first) == [1, 1, 1, 1]
+    assert len({m.kind for m in first}) == 4 and dee_kinds < {m.kind for m in first}
+    assert "no_arithmetic" in {m.kind for m in first}
     # ben's later chain parts are right from his own dL_da: follow-ons, counted apart
     for name in CHAIN[1:]:
         mistakes = parts[f"correct_{name}"].mistakes
-        assert sorted(s for m in mistakes for s in m.students) == ["dee", "eve"]
+        assert sorted(s for m in mistakes for s in m.students) == ["dee", "eve", "fay"]
         assert parts[f"correct_{name}"].follow_ons == ["ben"]
     # ben wrote dL_da = a - y: the report shows that formula, not his own number
     given = givens_for(A03, "ben", PUBLIC)  # the sample class is on the public seed
@@ -127,7 +134,7 @@ def test_without_stored_diagnoses_every_wrong_part_still_counts(
     shutil.rmtree(copy / ".autograder" / "diagnoses")
     parts = {p.name: p for p in build(copy, A03).parts}
     for name in CHAIN:
-        assert [(m.kind, m.count) for m in parts[f"correct_{name}"].mistakes] == [(NO_DIAGNOSIS, 3)]
+        assert [(m.kind, m.count) for m in parts[f"correct_{name}"].mistakes] == [(NO_DIAGNOSIS, 4)]
 
 
 def test_course_progress_per_student(course: Path) -> None:
@@ -157,10 +164,11 @@ def test_command_writes_html_with_plots_and_csv(course: Path) -> None:
     with open(out / f"{A03}.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     dl_da = [r for r in rows if r["part"] == "correct_dL_da"]
-    assert len(dl_da) == 3 and {r["right"] for r in dl_da} == {"3"}
-    # root causes: dee on all ten code parts, eve on the four chain parts, ben on dL_da;
+    assert len(dl_da) == 4 and {r["right"] for r in dl_da} == {"2"}
+    # root causes: dee on all ten code parts, eve on the four chain parts, ben on dL_da,
+    # fay's plain numbers on the eight parts whose value follows the givens;
     # ben's three follow-ons apart
-    assert sum(int(r["mistakes"]) for r in rows) == 10 + 4 + 1
+    assert sum(int(r["mistakes"]) for r in rows) == 10 + 4 + 1 + 8
     follow_ons = {r["part"]: int(r["follow_ons"]) for r in rows}
     assert sum(follow_ons.values()) == 3
     with open(out / f"{A03}_students.csv", newline="") as handle:

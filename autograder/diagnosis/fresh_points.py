@@ -1,0 +1,190 @@
+"""Fresh draws of a learner's givens that keep every branch of the chain, and a hand
+answer's formula and the chain computed there (`autograder.diagnosis.derivation` judges
+with them; `formula_pair` checks a formula's edits at the same points).
+
+Each draw multiplies every given by a factor from `SPREAD`, and is kept only when every
+named value of the spec's PyTorch program keeps its sign (the same ReLU side, the same
+signs). An earlier answer the learner's formula uses, upstream in the chain, takes a free
+value at each draw; every other part takes the spec's model answer there. All is seeded by
+the exercise and the learner's numbers, so the notebook's check and the grader agree.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import functools
+import math
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from autograder.core.verdict import matches
+
+if TYPE_CHECKING:
+    from autograder.core.quantities import Quantity
+    from autograder.core.spec import ExerciseSpec
+    from autograder.diagnosis.byhand import HandAnswer
+
+NUMERIC: Final = ("forward", "local_slope", "gradient")
+FRESH_DRAWS: Final = 3
+"""Fresh sets of givens each formula is judged at, besides the learner's own."""
+CANDIDATES: Final = 16
+"""Sets drawn to find `FRESH_DRAWS` that keep every branch (computed in one batch)."""
+SPREAD: Final = (0.6, 1.6)
+"""Each given is multiplied by a factor drawn from this range (so its sign is kept)."""
+FREE_SPREAD: Final = (1.3, 2.1)
+"""An earlier answer the formula uses is multiplied by a factor from this range."""
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One fresh set of givens (constants included) and PyTorch's values there."""
+
+    givens: Mapping[str, float]
+    values: Mapping[str, Any]
+
+
+def _sign(value: Any) -> object:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    return (value > 0) - (value < 0)
+
+
+def same_branches(base: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    """True when every named value has the same sign (and every fact the same value)."""
+    return all(name in other and _sign(other[name]) == _sign(v) for name, v in base.items())
+
+
+@functools.lru_cache(maxsize=512)
+def _fresh(exercise: str, key: tuple[tuple[str, float], ...]) -> tuple[Draw, ...]:
+    from autograder.diagnosis.references import reference_rows, reference_values
+    from autograder.specs import exercise_spec
+
+    spec = exercise_spec(exercise)
+    givens = dict(key)
+    base = reference_values(exercise, {**spec.constants, **givens})
+    rng = random.Random(f"{exercise}|{key!r}")
+    candidates: list[dict[str, float]] = []
+    for _ in range(CANDIDATES):
+        moved = dict(spec.constants)
+        for name in spec.given_names:
+            old = givens[name]
+            new = round(old * rng.uniform(*SPREAD), 4)
+            moved[name] = new if new != 0 and new != old else old * 1.25
+        candidates.append(moved)
+    rows = reference_rows(exercise, list(candidates))
+    kept = [
+        Draw(moved, row)
+        for moved, row in zip(candidates, rows, strict=True)
+        if row is not None and same_branches(base, row)
+    ]
+    return tuple(kept[:FRESH_DRAWS])
+
+
+def fresh_draws(exercise: str, givens: Mapping[str, float]) -> tuple[Draw, ...]:
+    """Up to `FRESH_DRAWS` fresh sets of givens near `givens` that keep every branch."""
+    from autograder.specs import exercise_spec
+
+    names = exercise_spec(exercise).given_names
+    return _fresh(exercise, tuple((n, float(givens[n])) for n in names))
+
+
+def fixed_by_branches(exercise: str, givens: Mapping[str, float]) -> set[str]:
+    """The numeric parts whose value is the same at every fresh draw (the slope 1 of an
+    open ReLU): there a number written out is the answer."""
+    from autograder.diagnosis.references import reference_values
+    from autograder.specs import exercise_spec
+
+    spec = exercise_spec(exercise)
+    base = reference_values(exercise, {**spec.constants, **givens})
+    draws = fresh_draws(exercise, givens)
+    return {
+        p.name
+        for p in spec.parts
+        if p.kind in NUMERIC
+        and draws
+        and all(matches(float(base[p.name]), float(d.values[p.name])) for d in draws)
+    }
+
+
+def _model_names(code: str) -> set[str]:
+    return {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)}
+
+
+def upstream_parts(spec: ExerciseSpec, name: str) -> set[str]:
+    """The numeric parts the part `name`'s model answer reaches through earlier parts."""
+    numeric = {p.name for p in spec.parts if p.kind in NUMERIC}
+    found: set[str] = set()
+    stack = [name]
+    while stack:
+        current = stack.pop()
+        for other in _model_names(spec.part(current).code) & numeric:
+            if other != name and other not in found:
+                found.add(other)
+                stack.append(other)
+    return found
+
+
+def recompute(
+    spec: ExerciseSpec, values: Mapping[str, Any], overrides: Mapping[str, float]
+) -> dict[str, Any]:
+    """Every part's model answer again, in order, with `overrides` in place of some parts."""
+    from autograder.diagnosis.byhand import evaluate_expression
+
+    names: dict[str, Any] = {**values, **overrides}
+    for part in spec.parts:
+        if part.kind in NUMERIC and part.name not in overrides:
+            with contextlib.suppress(ValueError, ZeroDivisionError, OverflowError):
+                names[part.name] = float(evaluate_expression(part.answer, names))
+    return names
+
+
+@dataclass(frozen=True)
+class Point:
+    """The learner's formula and the chain at one fresh draw."""
+
+    draw: Draw
+    pinned: Mapping[str, float]
+    """The earlier answers the formula uses, at their free values."""
+    mine: float | None
+    """None: the formula cannot be computed there (a division by zero)."""
+    right: float
+
+    @property
+    def agrees(self) -> bool:
+        return self.mine is not None and matches(self.right, self.mine)
+
+
+def points(q: Quantity, answer: HandAnswer) -> list[Point] | None:
+    """The learner's formula for `q` and the chain at each fresh draw; None when the part
+    is not a numeric formula or the answer has no recipe."""
+    from autograder.diagnosis.byhand import ReplayError, replay, used_names
+
+    spec, part, recipe = q.spec, q.part, answer.recipe
+    if spec is None or part is None or recipe is None or q.kind not in NUMERIC:
+        return None
+    givens = {n: float(q.values[n]) for n in spec.given_names}  # type: ignore[arg-type]
+    numeric = [p.name for p in spec.parts if p.kind in NUMERIC and p.name != part.name]
+    free = sorted(used_names(recipe, numeric) & set(numeric) & upstream_parts(spec, part.name))
+    found = []
+    for index, draw in enumerate(fresh_draws(spec.name, givens)):
+        consistent = recompute(spec, draw.values, {})
+        rng = random.Random(f"{spec.name}|{sorted(givens.items())!r}|{index}")
+        pinned = {
+            name: float(consistent[name]) * rng.uniform(*FREE_SPREAD)
+            if consistent[name] != 0
+            else rng.uniform(0.5, 2.0)
+            for name in free
+        }
+        names = recompute(spec, draw.values, pinned)
+        others = {n: float(names[n]) for n in numeric}
+        try:
+            mine: float | None = float(replay(recipe, draw.givens, others))
+        except (ReplayError, ZeroDivisionError, OverflowError, ValueError, TypeError):
+            mine = None
+        if mine is not None and not math.isfinite(mine):
+            mine = None
+        found.append(Point(draw, pinned, mine, float(names[part.name])))
+    return found

@@ -1,0 +1,113 @@
+"""A hand answer is judged as a derivation (issue 25, items 1-3): a number written out earns
+nothing where the value follows the givens, a formula right only at the learner's numbers
+is wrong, and a mistake is named only when it fits at fresh draws of the givens too."""
+
+from __future__ import annotations
+
+import pytest
+
+from autograder.core.spec import CODE_KINDS
+from autograder.diagnosis.byhand import read_hand_answers
+from autograder.diagnosis.fresh_points import fixed_by_branches, fresh_draws, same_branches
+from autograder.diagnosis.judge import JudgeContext, judge
+from autograder.diagnosis.references import reference_quantities, reference_values
+from autograder.specs import SPECS, exercise_spec, learner_givens
+from evaluation.corpus import judge_entry
+
+LEARNERS = [f"learner-{i}" for i in range(3)]
+E3, E4, E7 = "03_a_neuron_by_hand", "04_the_dead_relu", "07_try_it"
+
+
+@pytest.mark.parametrize("exercise", list(SPECS))
+def test_copied_numbers_earn_nothing_on_formula_parts(exercise: str) -> None:
+    """PyTorch's own numbers written out: facts and values the branches fix score, no other."""
+    spec = exercise_spec(exercise)
+    for learner in LEARNERS:
+        givens = learner_givens(exercise, learner)
+        quantities = reference_quantities(exercise, givens)
+        hand = read_hand_answers([f"{n} = {q.value!r}" for n, q in quantities.items()], givens)
+        fixed = fixed_by_branches(exercise, givens)
+        for part in spec.parts:
+            if part.kind in CODE_KINDS:
+                continue
+            verdict = judge(exercise, part.name, JudgeContext(exercise, givens, hand))
+            scored = part.kind == "fact" or part.name in fixed
+            assert verdict.passed is scored, (part.name, verdict.message)
+            if not scored:
+                assert verdict.reason == "no_arithmetic"
+                assert "is PyTorch's number, but written as a bare number" in verdict.message
+
+
+def test_fresh_draws_keep_every_branch_and_differ() -> None:
+    for exercise in SPECS:
+        spec = exercise_spec(exercise)
+        for learner in LEARNERS:
+            givens = learner_givens(exercise, learner)
+            base = reference_values(exercise, {**spec.constants, **givens})
+            draws = fresh_draws(exercise, givens)
+            assert len(draws) == 3
+            for draw in draws:
+                assert same_branches(base, draw.values)
+                assert all(draw.givens[n] != givens[n] for n in spec.given_names)
+
+
+def test_right_only_at_the_learners_numbers_is_wrong_and_named() -> None:
+    """ex04: dL/dh is 0 for every learner, so `dL_dh * w` agrees with PyTorch everywhere the
+    ReLU is shut; as a step from dL/dh it is not the chain."""
+    for learner in LEARNERS:
+        reason, text = judge_entry(E4, "dL_dw", "dL_dw = dL_dh * w", learner)
+        assert reason == "given_swap"
+        assert "matches PyTorch at your numbers only" in text
+        assert "you used `w` where `x` belongs" in text
+        assert judge_entry(E4, "dL_dw", "dL_dw = dL_dh * x", learner)[0] == "match"
+
+
+def test_what_differs_is_said_when_no_edit_fits() -> None:
+    reason, text = judge_entry(E4, "dL_dw", "dL_dw = dL_dh * w * w + dL_dh", "learner-1")
+    assert reason == "only_here"
+    assert "your formula gives" in text and "`dL_dh` is 0.0, which hides the difference" in text
+
+
+@pytest.mark.parametrize(
+    ("exercise", "part", "lines"),
+    [
+        (E3, "dL_dw", "dL_dw = 2 * (a - y) * da_dh * x"),
+        (E3, "dL_dw", "dL_dw = 2 * (max(w * x + b, 0) - y) * x"),
+        (E3, "dL_db", "dL_db = dL_dw / x"),
+        (E3, "L", "L = (h - y) ** 2"),
+        (E4, "dL_dh", "dL_dh = 0"),
+        (E4, "dL_dh", "dL_dh = dL_da * 0"),
+        (E4, "a", "a = 0.0"),
+        (E7, "dL_dh", "dL_dh = dL_da"),
+    ],
+)
+def test_every_right_form_still_passes(exercise: str, part: str, lines: str) -> None:
+    for learner in LEARNERS:
+        assert judge_entry(exercise, part, lines, learner)[0] == "match", (lines, learner)
+
+
+@pytest.mark.parametrize(
+    ("exercise", "part", "lines", "reason", "words"),
+    [
+        (E4, "dL_da", "dL_da = 0", "no_arithmetic", "A number without its arithmetic"),
+        (E3, "dL_dw", "dL_dw = dL_dh * x + dL_dh", "extra_term", "`dL_dh` does not belong"),
+        (E7, "dL_dh", "dL_dh = dL_da * w2", "given_extra", "one factor `w2` too many"),
+        (
+            "05_three_mechanics",
+            "grad_after_three_calls",
+            "grad_after_three_calls = 2 * x_square * (1 + 2 + 3)",
+            "mismatch",
+            "no single slip",
+        ),
+        ("01_what_a_gradient_is", "y_start", "y_start = 0.0", "no_arithmetic", "earns no points"),
+    ],
+)
+def test_the_issues_misnamed_answers(
+    exercise: str, part: str, lines: str, reason: str, words: str
+) -> None:
+    """Each was named with a cause it did not have (issue 25); now the right one, or none."""
+    for learner in LEARNERS:
+        got, text = judge_entry(exercise, part, lines, learner)
+        assert got == reason and words in text, (learner, text)
+        assert "constant term" not in text and ".grad was zeroed" not in text
+        assert "forward value" not in text and "dL_dout" not in text
