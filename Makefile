@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-HUB    := autograder/classroom/hub
+HUB    := deploy/hub
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 PORT   ?= 8888
 # The venv's tools first on PATH (nbgrader runs `alembic` by name, tests run `nbgrader`).
@@ -88,8 +88,9 @@ lint: $(STAMP)  ## ruff lint and format check; the import contracts (layers, no 
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
-typecheck: $(STAMP)  ## mypy --strict on the packages
+typecheck: $(STAMP)  ## mypy --strict on the packages and the class hub's launcher
 	$(BIN)/mypy
+	$(BIN)/mypy $(filter-out $(HUB)/jupyterhub_config.py,$(wildcard $(HUB)/*.py))
 
 exercises: $(STAMP)  ## regenerate exercises/ from solutions/ with nbgrader
 	$(BIN)/python -m autograder.authoring.release
@@ -118,7 +119,7 @@ class:  ## JupyterHub for the class (as root): sudo make class INSTRUCTOR=<login
 	@# the system packages first: npm builds the proxy below
 	@$(MAKE) --no-print-directory system
 	$(AS_OWNER) $(MAKE) --no-print-directory $(STAMP) $(HUB)/node_modules PYTHON=$(PYTHON)
-	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python autograder/classroom/hub/serve.py \
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python deploy/hub/start_class.py \
 	  --instructor $(INSTRUCTOR) $(CLASS_OPTIONS)
 
 postgres:  ## a local PostgreSQL gradebook (role, database, password): sudo make postgres INSTRUCTOR=<login>
@@ -154,7 +155,7 @@ clean-grades:  ## DELETE the gradebook (SQLite or PostgreSQL), submissions and m
 	  echo "It keeps .autograder/givens_secret: every learner's numbers stay the same."; \
 	  exit 1; fi
 	@# a PostgreSQL gradebook's tables are dropped through the course's environment
-	@if [ -x $(BIN)/python ]; then $(BIN)/python -m autograder.classroom.clean_grades --course-dir $(CURDIR); \
+	@if [ -x $(BIN)/python ]; then $(BIN)/python -m autograder.service.clean_grades --course-dir $(CURDIR); \
 	elif grep -qs postgresql site_config.py; then \
 	  echo "the gradebook is in PostgreSQL: set up first (make $(STAMP)), then run this again"; exit 1; fi
 	rm -rf $(INSTRUCTOR_DATA)

@@ -110,8 +110,8 @@ def judging_alone(learners: list[str], rounds: int) -> float:
     hub): the baseline the service's own CPU per check is compared with."""
     import secrets
 
-    from autograder.classroom.checks.judging import Judging
-    from autograder.classroom.checks.service import warm_up
+    from autograder.checks.judging import Judging
+    from autograder.checks.server import warm_up
 
     judging = Judging(secrets.token_bytes(32))
     warm_up(judging)

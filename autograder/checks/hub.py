@@ -1,0 +1,43 @@
+"""The check service in a class hub's config: one call from jupyterhub_config.py.
+
+`add_check_service(c, ...)` makes the hub start the service (as the instructor, from the
+course's environment), lets every user's server token use it (the `user` role and the
+servers' token scopes gain `access:services!service=checks`), and tells every server
+where it is (AUTOGRADER_CHECKS_URL, which kernels inherit). Servers reach it directly on
+the loopback address, not through the proxy: one hop less per check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SERVICE = "checks"
+ACCESS = f"access:services!service={SERVICE}"
+URL_VARIABLE = "AUTOGRADER_CHECKS_URL"  # read by autograder_client in the kernel
+SERVER_SCOPES = ["users:activity!user", "access:servers!server", ACCESS]  # JupyterHub's
+# `server` role plus the service
+
+
+def service_url(port: int) -> str:
+    """Where the service listens (the hub's proxy also routes /services/checks/ to it)."""
+    return f"http://127.0.0.1:{port}"
+
+
+def add_check_service(
+    c: Any, python: str, port: int, user: str | None = None, course_dir: str | None = None
+) -> None:
+    """Add the check service to the hub config `c`; `python` runs it, as `user` if given,
+    with the numbers of the course in `course_dir` (its id and secret) if given."""
+    command = [python, "-m", "autograder.checks.server"]
+    service: dict[str, Any] = {
+        "name": SERVICE,
+        "url": service_url(port),
+        "command": command + (["--course-dir", course_dir] if course_dir else []),
+    }
+    if user:
+        service["user"] = user
+    # append/update: `c` may hold these already, or not yet (traitlets' lazy values)
+    c.JupyterHub.services.append(service)
+    c.JupyterHub.load_roles.append({"name": "user", "scopes": ["self", ACCESS]})
+    c.Spawner.server_token_scopes = SERVER_SCOPES
+    c.Spawner.environment.update({URL_VARIABLE: f"{service_url(port)}/services/{SERVICE}/"})
