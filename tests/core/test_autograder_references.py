@@ -91,6 +91,7 @@ def test_givens_follow_the_rules(exercise: str) -> None:
 
 
 @pytest.mark.parametrize("exercise", EXERCISES)
+@pytest.mark.processes
 def test_learners_get_different_numbers_and_the_same_ones_every_time(exercise: str) -> None:
     a, b = learner_givens(exercise, "alice"), learner_givens(exercise, "bob")
     assert a != b
@@ -190,6 +191,7 @@ def test_results_are_cached_and_callers_cannot_change_them() -> None:
     assert "dL_dw" in reference_quantities(NEURON.name, ROW)
 
 
+@pytest.mark.processes
 def test_importing_autograder_does_not_import_torch() -> None:
     code = "import autograder, autograder.learner.check, sys; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

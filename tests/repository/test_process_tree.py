@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from process_tree import end, family
 
 # A parent that starts a child in a new session (as JupyterHub starts its proxy), prints
@@ -21,6 +22,8 @@ child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
 print(child.pid, flush=True)
 time.sleep(300)
 """
+
+pytestmark = pytest.mark.processes  # every test here starts a process (tests/tiers.py)
 
 
 def alive(pid: int) -> bool:
