@@ -911,6 +911,7 @@ def pod_env(pod: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {e["name"]: e for e in pod["spec"]["containers"][0]["env"]}
 
 
+@pytest.mark.processes  # loading JupyterHub's classes runs ldconfig (PAM's library)
 @pytest.mark.usefixtures("no_cluster")
 def test_kubespawner_gives_a_student_pod_its_own_key_and_nothing_private() -> None:
     pod = spawned_pod("ada", [])
@@ -931,6 +932,7 @@ def test_kubespawner_gives_a_student_pod_its_own_key_and_nothing_private() -> No
     assert ben["valueFrom"]["secretKeyRef"]["key"] == "ben"
 
 
+@pytest.mark.processes  # loading JupyterHub's classes runs ldconfig (PAM's library)
 @pytest.mark.usefixtures("no_cluster")
 def test_kubespawner_gives_the_instructor_pod_its_pull_secret() -> None:
     pod = spawned_pod("alice", ["instructors"])
@@ -942,6 +944,7 @@ def test_kubespawner_gives_the_instructor_pod_its_pull_secret() -> None:
     assert pod_env(pod)["NBGRADER_DB_URL"]["valueFrom"]["secretKeyRef"]["name"] == "gradebook-db"
 
 
+@pytest.mark.processes  # loading JupyterHub's classes runs ldconfig (PAM's library)
 @pytest.mark.usefixtures("no_cluster")
 @pytest.mark.parametrize("version", kubernetes_versions())
 def test_the_pods_kubespawner_makes_are_valid_for_kubernetes(version: str) -> None:
@@ -1065,11 +1068,13 @@ def hub_config_problems(values: dict[str, Any]) -> list[str]:
     return problems
 
 
+@pytest.mark.processes  # loading JupyterHub's classes runs ldconfig (PAM's library)
 @pytest.mark.usefixtures("no_cluster")
 def test_hub_config_names_only_jupyterhubs_own_settings() -> None:
     assert hub_config_problems(VALUES) == []
 
 
+@pytest.mark.processes  # loading JupyterHub's classes runs ldconfig (PAM's library)
 @pytest.mark.usefixtures("no_cluster")
 @pytest.mark.parametrize(
     ("path", "value"),
@@ -1163,6 +1168,7 @@ def test_learner_keys_refuse_a_course_without_secret_and_a_bad_roster(
     assert "none: No such file or directory" in capsys.readouterr().err
 
 
+@pytest.mark.processes  # loading JupyterHub's classes runs ldconfig (PAM's library)
 @pytest.mark.usefixtures("no_cluster")
 def test_the_readme_runs_learner_keys_where_the_course_and_roster_are() -> None:
     """The README's command execs into the instructor's pod by its KubeSpawner name, with
