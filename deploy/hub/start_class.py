@@ -145,7 +145,7 @@ def prepare(args: argparse.Namespace) -> dict[str, str]:
     env = (args.student_env or Path(f"/opt/{course_id}-env")).absolute()
     if env == course or course in env.parents:
         raise ClassError(f"the students' environment {env} must be outside the course folder")
-    ensure_student_env(env, python, course_id, exchange)
+    ensure_student_env(env, python, course_id, exchange, source=Path(sys.prefix))
     state = (args.state or STATE_ROOT / course_id).absolute()
     state.mkdir(parents=True, exist_ok=True)
     state.chmod(0o711)  # the hub's files: root's; the instructor's config folder: theirs

@@ -18,9 +18,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -36,6 +38,7 @@ import pytest
 import yaml
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 from traitlets.config import Config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,9 +158,11 @@ def test_student_profile_mounts_only_its_own_exchange_views() -> None:
     student = profiles()["student"]
     assert student.get("default") is True
     text = yaml.safe_dump(student)
-    for private in ("course-instructor", "gradebook-db", "course-config", "secretKeyRef"):
+    for private in ("course-instructor", "gradebook-db", "course-config", "instructor-registry"):
         assert private not in text, private
     override = student["kubespawner_override"]
+    # the one Secret a student's pod reads: its own entry of learner-keys
+    assert _walk(student, "secretKeyRef") == [{"name": "learner-keys", "key": "{username}"}]
     claims = {v["persistentVolumeClaim"]["claimName"] for v in override["volumes"].values()}
     assert claims == {"nbgrader-exchange"}
     config = student_nbgrader_config()
@@ -307,9 +312,11 @@ def test_every_claim_config_map_and_secret_named_is_defined() -> None:
     secrets = {ref["name"] for ref in _walk(everything, "secretKeyRef")}
     assert "gradebook-db" in secrets
     assert ("Secret", "gradebook-db") in defined
-    # hub-oauth is made by hand (the README says how); hub is the chart's own, which holds
-    # the API token the chart made for the check service
-    assert secrets - {"gradebook-db"} == {"hub-oauth", "hub"}
+    # hub-oauth is made by hand and learner-keys by learner_keys.py (the README says how);
+    # hub is the chart's own, which holds the API token the chart made for the check service
+    assert secrets - {"gradebook-db"} == {"hub-oauth", "hub", "learner-keys"}
+    pulls = {ref["name"] for refs in _walk(everything, "imagePullSecrets") for ref in refs}
+    assert pulls == {"instructor-registry"}  # made by hand (README)
 
 
 def test_grading_job_runs_autograder_grade_on_the_course() -> None:
@@ -653,3 +660,575 @@ def test_gate_delivers_what_nbgrader_released_to_its_student_only(tmp_path: Path
     assert delivered.read_text() == "<p>feedback of ada</p>"
     assert list(layout.student_feedback("ben").iterdir()) == []
     assert gate.forward_feedback(layout, course / "feedback") == []  # once
+
+
+# ---------------------------------------------------------------- Kubernetes' own schemas
+
+# Kubernetes' OpenAPI schemas as JSON schemas, strict (no field a version does not know),
+# shipped by the kubernetes-validate package for each version. The grading Job needs 1.30
+# (appArmorProfile, README); every version from there to the newest shipped is checked.
+OLDEST_KUBERNETES = "1.30"
+K8S_DEFINITIONS = "https://kubernetes.io/api/_definitions.json"
+
+
+def kubernetes_versions() -> list[str]:
+    from kubernetes_validate.utils import all_versions
+
+    oldest = Version(OLDEST_KUBERNETES)
+    return [v for v in all_versions() if Version(v) >= oldest]
+
+
+def kubernetes_errors(doc: dict[str, Any], version: str) -> list[str]:
+    """What Kubernetes `version` refuses in the object `doc` (strict), or []."""
+    import kubernetes_validate
+
+    try:
+        kubernetes_validate.validate(doc, version, strict=True)
+    except kubernetes_validate.ValidationError as error:
+        return [f"{'.'.join(map(str, error.path))}: {error.message}"]
+    except kubernetes_validate.SchemaNotFoundError as error:
+        return [str(error)]
+    return []
+
+
+def definition_errors(fragment: Any, definition: str, version: str) -> list[str]:
+    """What Kubernetes `version` refuses in a part of an object (`definition`, e.g.
+    io.k8s.api.core.v1.EnvVar), strictly: for the pieces of pods the values hold."""
+    from kubernetes_validate.utils import schema_contents
+    from referencing import Registry, Resource
+
+    folder = f"kubernetes-json-schema/v{version}-local-strict"
+    definitions = schema_contents(f"{folder}/_definitions.json", version)
+    registry = Resource.from_contents(definitions) @ Registry()
+    schema = {"$ref": f"{K8S_DEFINITIONS}#/$defs/{definition}"}
+    validator = jsonschema.Draft202012Validator(schema, registry=registry)
+    return [
+        f"{'.'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in validator.iter_errors(fragment)
+    ]
+
+
+@pytest.mark.parametrize("version", kubernetes_versions())
+def test_every_manifest_is_valid_for_kubernetes(version: str) -> None:
+    assert len(kubernetes_versions()) >= 5  # several versions, the oldest and the newest
+    for name, doc in manifests():
+        assert kubernetes_errors(doc, version) == [], (name, doc["metadata"])
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "value"),
+    [
+        ("Job", ("spec", "template", "spec", "containers", 0, "imagePullSecret"), "x"),  # a typo
+        ("Job", ("spec", "template", "spec", "hostUser"), False),
+        ("Deployment", ("spec", "replica"), 1),
+        (
+            "Deployment",
+            ("spec", "template", "spec", "containers", 0, "ports", 0, "containerPort"),
+            "8090",
+        ),
+        ("PersistentVolumeClaim", ("spec", "accessModes"), "ReadWriteMany"),  # not a list
+        ("NetworkPolicy", ("spec", "podSelector", "matchLabel"), {}),
+        ("ConfigMap", ("data", "roster.txt"), 3),
+    ],
+)
+def test_kubernetes_schemas_refuse_a_broken_manifest(
+    kind: str, path: tuple[str | int, ...], value: Any
+) -> None:
+    doc = copy.deepcopy(next(d for _, d in manifests() if d["kind"] == kind))
+    *parents, last = path
+    node: Any = doc
+    for key in parents:
+        node = node[key]
+    node[last] = value
+    for version in (kubernetes_versions()[0], kubernetes_versions()[-1]):
+        assert kubernetes_errors(doc, version) != [], (path, version)
+
+
+def test_the_oldest_kubernetes_named_is_the_oldest_that_takes_the_grading_job() -> None:
+    """The README's "Kubernetes 1.30 or later" is true: 1.29 refuses the grading Job."""
+    (job,) = [d for _, d in manifests() if d["kind"] == "Job"]
+    assert kubernetes_errors(job, "1.29") != []
+    assert kubernetes_errors(job, OLDEST_KUBERNETES) == []
+    assert f"Kubernetes {OLDEST_KUBERNETES} or later" in (ROOT / "README.md").read_text()
+
+
+def kubernetes_pieces_of_values(values: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """(where, the piece, its Kubernetes definition) for the objects the values hand to
+    Kubernetes as they are (KubeSpawner's and the chart's own settings aside)."""
+    core = "io.k8s.api.core.v1"
+    pieces: list[tuple[str, Any, str]] = []
+
+    def env(where: str, variables: dict[str, Any]) -> None:
+        for name, value in variables.items():
+            var = {"name": name, **value} if isinstance(value, dict) else {"name": name}
+            if not isinstance(value, dict):
+                var["value"] = value
+            pieces.append((f"{where}.{name}", var, f"{core}.EnvVar"))
+
+    env("hub.extraEnv", values["hub"]["extraEnv"])
+    env("singleuser.extraEnv", values["singleuser"]["extraEnv"])
+    for i, rule in enumerate(values["singleuser"]["networkPolicy"]["egress"]):
+        where = f"singleuser.networkPolicy.egress.{i}"
+        pieces.append((where, rule, "io.k8s.api.networking.v1.NetworkPolicyEgressRule"))
+    for profile in values["singleuser"]["profileList"]:
+        override = profile["kubespawner_override"]
+        where = f"profile {profile['slug']}"
+        for key, volume in override.get("volumes", {}).items():
+            pieces.append((f"{where} volume {key}", volume, f"{core}.Volume"))
+        for key, mount in override.get("volume_mounts", {}).items():
+            pieces.append((f"{where} mount {key}", mount, f"{core}.VolumeMount"))
+        for container in override.get("init_containers", []):
+            pieces.append((f"{where} init container", container, f"{core}.Container"))
+        if "lifecycle_hooks" in override:
+            pieces.append((f"{where} lifecycle", override["lifecycle_hooks"], f"{core}.Lifecycle"))
+        env(f"{where} environment", override.get("environment", {}))
+    return pieces
+
+
+@pytest.mark.parametrize("version", kubernetes_versions())
+def test_the_kubernetes_objects_in_the_values_are_valid(version: str) -> None:
+    pieces = kubernetes_pieces_of_values(VALUES)
+    assert len(pieces) >= 20
+    for where, piece, definition in pieces:
+        assert definition_errors(piece, definition, version) == [], where
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("hub.extraEnv.OAUTH_CLIENT_ID", {"valueFrom": {"secretRef": {"name": "hub-oauth"}}}),
+        ("singleuser.networkPolicy.egress", [{"to": [{"podSelector": {"matchLabel": {}}}]}]),
+        ("singleuser.extraEnv.COURSE_ID", {"value": "backward-course", "valueFrom": 1}),
+    ],
+)
+def test_broken_kubernetes_objects_in_the_values_are_refused(path: str, value: Any) -> None:
+    broken = kubernetes_pieces_of_values(_set(VALUES, path, value))
+    version = kubernetes_versions()[-1]
+    assert any(definition_errors(p, d, version) for _, p, d in broken), path
+
+
+def test_a_mistyped_mount_in_a_profile_is_refused() -> None:
+    values = copy.deepcopy(VALUES)
+    mounts = profiles_of(values)["student"]["kubespawner_override"]["volume_mounts"]
+    mounts["exchange-outbound"]["readonly"] = True  # readOnly
+    version = kubernetes_versions()[0]
+    assert any(definition_errors(p, d, version) for _, p, d in kubernetes_pieces_of_values(values))
+
+
+def profiles_of(values: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {p["slug"]: p for p in values["singleuser"]["profileList"]}
+
+
+# ---------------------------------------------------------------- the pods KubeSpawner makes
+
+
+def spawner_config(values: dict[str, Any]) -> Config:
+    """The KubeSpawner settings the chart's hub makes of the values (the lines of the
+    chart's files/hub/jupyterhub_config.py, tag 4.4.0, that the course's values reach),
+    with hub.config over them and hub.extraConfig run last, as the chart does."""
+    merged = helm_merge(load_yaml(CHART / "values.yaml"), values)
+    single = merged["singleuser"]
+    config = Config()
+    spawner = config.KubeSpawner
+    for trait, key in (
+        ("uid", "uid"),
+        ("fs_gid", "fsGid"),
+        ("extra_labels", "extraLabels"),
+        ("lifecycle_hooks", "lifecycleHooks"),
+        ("init_containers", "initContainers"),
+        ("mem_limit", "memory.limit"),
+        ("mem_guarantee", "memory.guarantee"),
+        ("cpu_limit", "cpu.limit"),
+        ("cpu_guarantee", "cpu.guarantee"),
+        ("environment", "extraEnv"),
+        ("profile_list", "profileList"),
+    ):
+        node: Any = single
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is not None:
+            spawner[trait] = copy.deepcopy(node)
+    spawner.image = f"{single['image']['name']}:{single['image']['tag']}"
+    home = single["storage"]["dynamic"]["volumeNameTemplate"]
+    spawner.volumes = {home: {"name": home, "persistentVolumeClaim": {"claimName": "{pvc_name}"}}}
+    spawner.volume_mounts = {home: {"mountPath": single["storage"]["homeMountPath"], "name": home}}
+    config.Spawner.cmd = single["cmd"]
+    config.Spawner.default_url = single["defaultUrl"]
+    config.merge(Config(copy.deepcopy(values["hub"]["config"])))
+    for _, code in sorted(values["hub"]["extraConfig"].items()):
+        exec(compile(code, "extraConfig", "exec"), {"c": config})
+    return config
+
+
+@pytest.fixture
+def no_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """KubeSpawner loads a kube config when made; one naming no reachable cluster."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "none", "cluster": {"server": "https://127.0.0.1:9"}}],
+                "contexts": [{"name": "none", "context": {"cluster": "none", "user": "none"}}],
+                "current-context": "none",
+                "users": [{"name": "none", "user": {}}],
+            }
+        )
+    )
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+
+
+def spawned_pod(login: str, groups: list[str], values: dict[str, Any] | None = None) -> Any:
+    """The pod manifest the real KubeSpawner (the chart's hub's version) makes for `login`,
+    with the profile the values offer them, as a plain dict."""
+    from jupyterhub.objects import Hub, Server
+    from kubernetes_asyncio.client import ApiClient
+    from kubespawner import KubeSpawner
+
+    user = SimpleNamespace(
+        name=login,
+        id=1,
+        url=f"/user/{login}/",
+        escaped_name=login,
+        server=Server(),
+        groups=[SimpleNamespace(name=g) for g in groups],
+    )
+
+    async def render() -> Any:
+        config = spawner_config(VALUES if values is None else values)
+        spawner = KubeSpawner(config=config, user=user, hub=Hub(), _mock=True)
+        spawner.user_options = {}
+        await spawner.load_user_options()
+        pod = await spawner.get_pod_manifest()
+        async with ApiClient() as client:
+            return client.sanitize_for_serialization(pod)
+
+    return asyncio.run(render())
+
+
+def pod_env(pod: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {e["name"]: e for e in pod["spec"]["containers"][0]["env"]}
+
+
+@pytest.mark.processes  # loading JupyterHub's classes runs ldconfig (PAM's library)
+@pytest.mark.usefixtures("no_cluster")
+def test_kubespawner_gives_a_student_pod_its_own_key_and_nothing_private() -> None:
+    pod = spawned_pod("ada", [])
+    env = pod_env(pod)
+    key = env["AUTOGRADER_LEARNER_KEY"]["valueFrom"]["secretKeyRef"]
+    assert key == {"name": "learner-keys", "key": "ada"}  # {username} filled in
+    assert env["COURSE_ID"]["value"] == COURSE_ID  # singleuser.extraEnv kept beside it
+    assert pod["spec"]["containers"][0]["image"] == "REGISTRY/backward-course-student:0.1.0"
+    assert not pod["spec"].get("imagePullSecrets")
+    mounts = {m["mountPath"]: m for m in pod["spec"]["containers"][0]["volumeMounts"]}
+    inbound = mounts[f"{EXCHANGE_ROOT}/{COURSE_ID}/inbound"]
+    assert inbound["subPath"] == f"{COURSE_ID}/by-user/ada/inbound"
+    text = yaml.safe_dump(pod)
+    for private in ("course-instructor", "gradebook-db", "course-config", "instructor-registry"):
+        assert private not in text, private
+    assert pod["metadata"]["labels"]["backward-course/role"] == "student"
+    ben = pod_env(spawned_pod("ben", []))["AUTOGRADER_LEARNER_KEY"]
+    assert ben["valueFrom"]["secretKeyRef"]["key"] == "ben"
+
+
+@pytest.mark.processes  # loading JupyterHub's classes runs ldconfig (PAM's library)
+@pytest.mark.usefixtures("no_cluster")
+def test_kubespawner_gives_the_instructor_pod_its_pull_secret() -> None:
+    pod = spawned_pod("alice", ["instructors"])
+    assert pod["spec"]["imagePullSecrets"] == [{"name": "instructor-registry"}]
+    assert pod["spec"]["containers"][0]["image"] == "REGISTRY/backward-course-instructor:0.1.0"
+    (seed,) = pod["spec"]["initContainers"]
+    assert seed["image"] == pod["spec"]["containers"][0]["image"]  # same pod, same secret
+    assert "AUTOGRADER_LEARNER_KEY" not in pod_env(pod)  # the instructor has the secret
+    assert pod_env(pod)["NBGRADER_DB_URL"]["valueFrom"]["secretKeyRef"]["name"] == "gradebook-db"
+
+
+@pytest.mark.processes  # loading JupyterHub's classes runs ldconfig (PAM's library)
+@pytest.mark.usefixtures("no_cluster")
+@pytest.mark.parametrize("version", kubernetes_versions())
+def test_the_pods_kubespawner_makes_are_valid_for_kubernetes(version: str) -> None:
+    for login, groups in (("ada", []), ("alice", ["instructors"])):
+        pod = {"apiVersion": "v1", "kind": "Pod", **spawned_pod(login, groups)}
+        assert kubernetes_errors(pod, version) == [], login
+
+
+def test_every_pod_of_the_instructor_image_has_its_pull_secret() -> None:
+    for name, doc in manifests():
+        if doc["kind"] not in ("Deployment", "Job"):
+            continue
+        spec = doc["spec"]["template"]["spec"]
+        images = {c["image"] for c in spec["containers"] + spec.get("initContainers", [])}
+        if any("backward-course-instructor" in image for image in images):
+            assert spec.get("imagePullSecrets") == [{"name": "instructor-registry"}], name
+    override = profiles()["instructor"]["kubespawner_override"]
+    assert override["image_pull_secrets"] == ["instructor-registry"]
+    assert "kubectl create secret docker-registry instructor-registry" in readme_text()
+
+
+def readme_text() -> str:
+    return (ROOT / "README.md").read_text()
+
+
+# ---------------------------------------------------------------- what the nodes pre-pull
+
+
+def prepulled_images(values: dict[str, Any]) -> set[str]:
+    """The images the chart's image-puller pulls onto every node, as its template
+    (templates/image-puller/_helpers-daemonset.tpl, tag 4.4.0) picks them: the default
+    image, singleuser's init and extra containers, the profiles' images and their
+    options' choices when pullProfileListImages, and prePuller.extraImages."""
+    merged = helm_merge(load_yaml(CHART / "values.yaml"), values)
+    single, puller = merged["singleuser"], merged["prePuller"]
+    images = {f"{single['image']['name']}:{single['image']['tag']}"}
+    for container in (single.get("initContainers") or []) + (single.get("extraContainers") or []):
+        images.add(container["image"])
+    if puller["pullProfileListImages"]:
+        for profile in single.get("profileList") or []:
+            if profile.get("kubespawner_override", {}).get("image"):
+                images.add(profile["kubespawner_override"]["image"])
+            for option in (profile.get("profile_options") or {}).values():
+                for choice in (option.get("choices") or {}).values():
+                    if choice.get("kubespawner_override", {}).get("image"):
+                        images.add(choice["kubespawner_override"]["image"])
+    for image in (puller.get("extraImages") or {}).values():
+        images.add(f"{image['name']}:{image['tag']}")
+    return images
+
+
+def test_the_nodes_prepull_what_students_run_and_not_the_instructor_image() -> None:
+    student = profiles()["student"]["kubespawner_override"]["image"]
+    assert prepulled_images(VALUES) == {student}
+    # the chart's default would put the private image on every node
+    pulled = prepulled_images(_set(VALUES, "prePuller.pullProfileListImages", True))
+    assert "REGISTRY/backward-course-instructor:0.1.0" in pulled
+
+
+# ---------------------------------------------------------------- hub.config
+
+
+def hub_configurables(config: Config) -> dict[str, type]:
+    """Every configurable class the chart's hub loads with `config`, by name: JupyterHub,
+    the classes it lists, its authenticator (hub.config's authenticator_class, loaded as
+    JupyterHub loads it) and the chart's spawner, KubeSpawner, with their bases."""
+    from jupyterhub.app import JupyterHub
+    from jupyterhub.auth import Authenticator
+    from jupyterhub.proxy import Proxy
+    from jupyterhub.spawner import Spawner
+    from kubespawner import KubeSpawner
+
+    hub = JupyterHub(config=config)
+    plugins = (Authenticator, Spawner, Proxy)  # of these, only the ones configured
+    loaded = [c for c in hub.classes if not issubclass(c, plugins)]
+    found: dict[str, type] = {}
+    for cls in [JupyterHub, *loaded, hub.authenticator_class, KubeSpawner, hub.proxy_class]:
+        for base in cls.mro():
+            if hasattr(base, "class_traits"):
+                found.setdefault(base.__name__, base)
+    return found
+
+
+def hub_config_problems(values: dict[str, Any]) -> list[str]:
+    """hub.config sections and settings that JupyterHub's own classes (as the chart's hub
+    loads them) do not have, or values their traits refuse."""
+    from kubespawner import KubeSpawner
+    from traitlets import TraitError
+
+    sections = values["hub"]["config"]
+    config = Config(copy.deepcopy(sections))
+    try:
+        known = hub_configurables(config)
+    except (TraitError, ImportError, ValueError, KeyError) as error:
+        return [f"JupyterHub: {error}"]
+    problems = []
+    for section, settings in sections.items():
+        cls = known.get(section)
+        if cls is None:
+            problems.append(f"{section}: not a class the hub loads")
+            continue
+        traits = cls.class_traits(config=True)
+        problems += [
+            f"{section}.{name}: not a setting of {cls.__name__}"
+            for name in settings
+            if name not in traits
+        ]
+    # the values themselves, as each class the hub makes takes its settings
+    from jupyterhub.app import JupyterHub
+
+    authenticator = JupyterHub(config=config).authenticator_class
+
+    async def spawner() -> None:  # KubeSpawner is made in the hub's event loop
+        KubeSpawner(config=config, _mock=True)
+
+    for make in (lambda: authenticator(config=config), lambda: asyncio.run(spawner())):
+        try:
+            make()
+        except TraitError as error:
+            problems.append(str(error))
+    return problems
+
+
+@pytest.mark.processes  # loading JupyterHub's classes runs ldconfig (PAM's library)
+@pytest.mark.usefixtures("no_cluster")
+def test_hub_config_names_only_jupyterhubs_own_settings() -> None:
+    assert hub_config_problems(VALUES) == []
+
+
+@pytest.mark.processes  # loading JupyterHub's classes runs ldconfig (PAM's library)
+@pytest.mark.usefixtures("no_cluster")
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("hub.config.JupyterHub.admin_acess", False),  # a typo inside hub.config
+        ("hub.config.Authenticator.allowed_user", ["ada"]),
+        ("hub.config.KubeSpawner.server_token_scope", ["self"]),
+        ("hub.config.GenericOAuthenticator.username_clam", "sub"),
+        ("hub.config.KubeSpawnr", {"uid": 1000}),  # no such class
+        ("hub.config.GitHubOAuthenticator", {"allowed_organizations": ["x"]}),  # not loaded
+        ("hub.config.JupyterHub.authenticator_class", "no-such-authenticator"),
+        ("hub.config.Authenticator.admin_users", 3),  # a number, not a set
+        ("hub.config.KubeSpawner.uid", "a thousand"),
+        ("hub.config.JupyterHub.admin_access", "maybe"),
+    ],
+)
+def test_hub_config_check_refuses_a_typo(path: str, value: Any) -> None:
+    assert hub_config_problems(_set(VALUES, path, value)) != []
+
+
+# ---------------------------------------------------------------- learner keys
+
+
+def load_learner_keys() -> Any:
+    load_gate()  # learner_keys imports the gate's login rule
+    path = DEPLOY / "learner_keys.py"
+    spec = importlib.util.spec_from_file_location("learner_keys", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def roster() -> list[str]:
+    config_map = next(d for _, d in manifests() if d["metadata"]["name"] == "course-config")
+    return list(config_map["data"]["roster.txt"].split())
+
+
+def test_learner_keys_secret_holds_each_students_own_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Secret learner_keys.py writes is valid Kubernetes, has one entry per login of
+    the roster, and each entry, in that student's pod, gives the key the grader computes
+    from the course's secret (read as the kernel reads AUTOGRADER_LEARNER_KEY)."""
+    from autograder.core.givens import Site, create_secret, read_secret
+    from autograder.learner.identity import KEY_VARIABLE, learner_site
+
+    keys = load_learner_keys()
+    course = tmp_path / "course"
+    course.mkdir()
+    create_secret(course)
+    roster_file = tmp_path / "roster.txt"
+    roster_file.write_text("\n".join(roster()) + "\n")
+    assert keys.main(["--course-dir", str(course), "--roster", str(roster_file)]) == 0
+    secret = json.loads(capsys.readouterr().out)
+    for version in kubernetes_versions():
+        assert kubernetes_errors(secret, version) == []
+    assert secret["metadata"]["name"] == "learner-keys"
+    assert set(secret["stringData"]) == set(roster())
+    site = Site(secret=read_secret(course))
+    for login, value in secret["stringData"].items():
+        _, key = learner_site(login, env={KEY_VARIABLE: value}, cwd=tmp_path)
+        assert key == site.learner_key(login) is not None
+        other = next(name for name in roster() if name != login)
+        assert learner_site(other, env={KEY_VARIABLE: value}, cwd=tmp_path)[1] is None
+
+
+def test_learner_keys_refuse_a_course_without_secret_and_a_bad_roster(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    keys = load_learner_keys()
+    course = tmp_path / "course"
+    course.mkdir()
+    roster_file = tmp_path / "roster.txt"
+    roster_file.write_text("ada\nben\n")
+    arguments = ["--course-dir", str(course), "--roster", str(roster_file)]
+    assert keys.main(arguments) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "has no secret: run `autograder secret`" in captured.err
+    (course / ".autograder").mkdir()
+    (course / ".autograder" / "givens_secret").write_text("\n")
+    assert keys.main(arguments) == 2
+    assert "givens_secret is empty" in capsys.readouterr().err
+    (course / ".autograder" / "givens_secret").write_text("0" * 64 + "\n")
+    for bad in ("Eve\n", "ada+x\n", "# nobody\n"):
+        roster_file.write_text(bad)
+        assert keys.main(arguments) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.startswith("error: roster:"), bad
+    assert keys.main(["--course-dir", str(course), "--roster", str(tmp_path / "none")]) == 2
+    assert "none: No such file or directory" in capsys.readouterr().err
+
+
+@pytest.mark.processes  # loading JupyterHub's classes runs ldconfig (PAM's library)
+@pytest.mark.usefixtures("no_cluster")
+def test_the_readme_runs_learner_keys_where_the_course_and_roster_are() -> None:
+    """The README's command execs into the instructor's pod by its KubeSpawner name, with
+    the course folder and the roster where that pod mounts them, and the script is in the
+    instructor image."""
+    text = "\n".join(readme_install_steps())
+    command = re.search(
+        r"kubectl exec -n backward-course (\S+) -- \\\n(.*?)\| kubectl apply", text, re.S
+    )
+    assert command, "no kubectl exec of learner_keys.py"
+    pod = spawned_pod("alice", ["instructors"])
+    assert command.group(1) == pod["metadata"]["name"]
+    arguments = command.group(2).split()
+    assert arguments[1] == "/opt/backward-course/deploy/kubernetes/learner_keys.py"
+    assert re.search(r"^COPY \. /opt/backward-course$", DOCKERFILE, re.M)
+    ignored = (DEPLOY / "Dockerfile.dockerignore").read_text().split()
+    assert not {"deploy", "deploy/kubernetes"} & set(ignored)
+    mounts = {m["mountPath"]: m["name"] for m in pod["spec"]["containers"][0]["volumeMounts"]}
+    course = arguments[arguments.index("--course-dir") + 1]
+    roster_path = Path(arguments[arguments.index("--roster") + 1])
+    assert mounts[course] == "course"
+    assert mounts[str(roster_path.parent)] == "course-config" and roster_path.name == "roster.txt"
+    assert "autograder secret" in text
+
+
+# ---------------------------------------------------------------- the comments
+
+
+def test_the_recipe_restates_no_python_range_of_its_own() -> None:
+    """A Python range written in the Dockerfile is pyproject.toml's own."""
+    python_spec = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    bound = r"(?:>=|<=|~=|<|>)\s*3\.\d+(?:\.\d+)?"
+    ranges = re.findall(rf"{bound}(?:\s*,\s*{bound})*", DOCKERFILE)
+    for written in ranges:
+        assert SpecifierSet(written) == SpecifierSet(python_spec), written
+    stale = DOCKERFILE.replace("admits (tests", "admits (>=3.11.5,<3.12) (tests")
+    assert re.findall(rf"{bound}(?:\s*,\s*{bound})*", stale) == [">=3.11.5,<3.12"]
+
+
+def test_a_manifest_named_by_generate_name_is_created_never_applied() -> None:
+    """`kubectl apply` refuses an object without a name (generateName): such a manifest
+    says `kubectl create` in its own comment and the README creates it, never applies it."""
+    steps = "\n".join(readme_install_steps())
+    named_by_generate = [
+        path
+        for path in sorted((DEPLOY / "manifests").glob("*.yaml"))
+        if any(
+            "generateName" in d.get("metadata", {})
+            for d in yaml.safe_load_all(path.read_text())
+            if d
+        )
+    ]
+    assert [p.name for p in named_by_generate] == ["grade-job.yaml"]
+    for path in named_by_generate:
+        target = f"deploy/kubernetes/manifests/{path.name}"
+        comment = path.read_text().split("\napiVersion:", 1)[0]
+        assert f"kubectl create -n backward-course -f {target}" in comment
+        assert "generateName" in comment and "apply" in comment  # says why
+        assert re.search(
+            rf"^kubectl create -n backward-course -f {re.escape(target)}$", steps, re.M
+        )
+        for line in steps.splitlines():
+            assert not (target in line and "apply" in line.split("#")[0]), line
