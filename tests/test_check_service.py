@@ -1,19 +1,20 @@
-"""The class check service, tested as students would meet it: a real JupyterHub, real
-kernels of a students' environment that holds no answer key.
+"""The class check service, tested as students would meet it: a real JupyterHub, real kernels
+of a students' environment that holds no answer key.
 
-A JupyterHub (its configurable-http-proxy, users and tokens made through its REST API)
-runs the check service through the class hook; each learner's kernel runs in a fresh
-venv holding only the answer-free `autograder` and `autograd_lessons` (see check_hub.py).
-Covered here: nothing a student can import or read (searched as an ordinary account)
-holds a model answer or spec text; checks say what self-study's checks say for the same
-answers, and a function that raises or code not defined yet is worded as in self-study;
-a forged JUPYTERHUB_USER or someone else's drawn cases change nothing; an unreachable,
-slow or refusing service, or a judge that died, gives "Not checked", never ✓ or ✗; the
-hub's answer on a token is remembered briefly and boundedly, a no never; the sandboxed
-grader (`autograder grade`) and the service agree on every test cell of the sample class.
-In a browser under `make class`: tests/hub/test_class_checks.py; the token cache alone:
-tests/test_check_tokens.py. One file past 400 lines: these tests share one hub and one
-students' environment, each minutes to start.
+A JupyterHub (its configurable-http-proxy, users and tokens made through its REST API) runs
+the check service through the class hook; each learner's kernel runs in a fresh venv
+holding only the answer-free `autograder` and `autograd_lessons` (see check_hub.py).
+Covered here: nothing a student can import or read (searched as an ordinary account) holds
+a model answer or spec text; checks say what self-study's checks say for the same answers,
+and a function that raises or code not defined yet is worded as in self-study; a forged
+JUPYTERHUB_USER or someone else's drawn cases change nothing; an unreachable, slow or
+refusing service, or a judge that died, gives "Not checked", never ✓ or ✗; the hub's answer
+on a token is remembered briefly and boundedly, a no more briefly; the sandboxed grader
+(`autograder grade`) and the service agree on every test cell of the sample class. In a
+browser under `make class`: tests/hub/test_class_checks.py; the token cache alone:
+tests/test_check_tokens.py; the service against a hostile student: test_check_defences.py.
+One file past 400 lines: these tests share one hub and one students' environment, each
+minutes to start.
 """
 
 from __future__ import annotations
@@ -459,7 +460,7 @@ def test_practice_numbers_are_the_services(hub: CheckHub) -> None:
 
 
 def test_a_token_the_hub_does_not_know_is_refused(hub: CheckHub) -> None:
-    for _ in range(2):  # the refusal is not remembered as anything else
+    for _ in range(2):  # the refusal is remembered as a refusal, nothing else
         with pytest.raises(urllib.error.HTTPError) as refused:
             hub.ask("exercise", {"exercise": NEURON}, "not-a-token", url=hub.direct_checks_url)
         assert refused.value.code == 403

@@ -24,11 +24,17 @@ def service_url(port: int) -> str:
 
 
 def add_check_service(
-    c: Any, python: str, port: int, user: str | None = None, course_dir: str | None = None
+    c: Any,
+    python: str,
+    port: int,
+    user: str | None = None,
+    course_dir: str | None = None,
+    options: list[str] | None = None,
 ) -> None:
     """Add the check service to the hub config `c`; `python` runs it, as `user` if given,
-    with the numbers of the course in `course_dir` (its id and secret) if given."""
-    command = [python, "-m", "autograder.classroom.checks.service"]
+    with the numbers of the course in `course_dir` (its id and secret) if given, and the
+    service's command-line `options` (its limits, e.g. ["--deadline", "5"])."""
+    command = [python, "-m", "autograder.classroom.checks.service", *(options or [])]
     service: dict[str, Any] = {
         "name": SERVICE,
         "url": service_url(port),

@@ -3,15 +3,21 @@
 `POST {prefix}api/<action>` with a JSON body (see `judging`) and the learner's hub token
 (`Authorization: token $JUPYTERHUB_API_TOKEN`, which every kernel of a hub server
 inherits). The hub says whose token it is (`tokens.TokenOwners`: its yes remembered for a
-minute) and whether it may use this service (`access:services!service=<name>`); the
-request's body never names the learner. Answers are JSON: the protocol's answer (200),
-{"error"} for a request it cannot answer (400), a refusal (403), or no judge (503).
+minute, its no for seconds) and whether it may use this service
+(`access:services!service=<name>`); the request's body never names the learner, and is
+not read before then, nor before the learner is admitted (`admission.Gate`: one check in
+flight each, a rate limit). Answers are JSON: the protocol's answer (200), else
+{"error": why}: a request it cannot answer (400), a refusal (403), too large (413), not
+now (429), busy or no judge (503), stopped at its deadline (504).
 
 Run by the hub as a managed service (`hub.add_check_service`), which passes its URL, API
-token and prefix in JUPYTERHUB_* variables. One process serves HTTP and asks the hub
-(asynchronously: its event loop never judges), and a pool of judges, forked after the
-warm-up (PyTorch, every exercise) so none pays for it, judges the bodies (one per core
-by default). Nothing is stored and bodies are not logged.
+token and prefix in JUPYTERHUB_* variables. One process serves HTTP (`server.CheckServer`:
+bounded connections, timeouts) and asks the hub (asynchronously: its event loop never
+judges), and a pool of judges, forked after the warm-up (PyTorch, every exercise) so none
+pays for it, judges the bodies. A judge still working after `Limits.slow` seconds yields
+the CPU to the others (niced) and is replaced once it answers; after `Limits.deadline`
+seconds it is killed and replaced, and the learner told. Nothing is stored and bodies are
+not logged.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import signal
 import socket
 import struct
 import sys
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -36,9 +43,10 @@ from urllib.parse import urlparse
 from jupyterhub.services.auth import HubAuth
 from nbgrader.coursedir import CourseDirectory
 from tornado import web
-from tornado.httpserver import HTTPServer
 
+from autograder.classroom.checks.admission import Admission, Gate, Limits, Refused
 from autograder.classroom.checks.judging import BadRequest, Judging
+from autograder.classroom.checks.server import CheckServer, connection_cap
 from autograder.classroom.checks.tokens import Model, TokenOwners
 from autograder.core.givens import PUBLIC, SecretError
 from autograder.feedback.references import EXERCISES, stored_in
@@ -46,8 +54,9 @@ from autograder.grading.trusted import course_site
 from autograder.sandbox.settings import CourseConfigError
 from autograder.sandbox.workers import STATE_DIR, load_config
 
-MAX_BODY = 4 << 20
 PR_SET_PDEATHSIG = 1
+SLOW_NICENESS = 10  # a judge past `Limits.slow` gets about a tenth of a busy core
+SPARE_JUDGES = 2  # judges beyond two per core: slow checks hold some, quick ones go on
 
 FRAME = struct.Struct("!I")  # length of each pickled message between service and judges
 
@@ -97,16 +106,25 @@ def _judge_forever(judging: Judging, channel: socket.socket) -> None:
     os._exit(0)
 
 
+class DeadlinePassed(Exception):
+    """A judge worked on one request longer than its deadline: it was killed, replaced."""
+
+
 class Judges:
     """Processes forked from the warmed-up service, each judging one request at a time;
     the service's event loop only passes bodies and answers to them (a few microseconds
     of its time per check, through a socket pair each). A judge that dies (killed, out
-    of memory) is replaced, and its request gets a 503."""
+    of memory) is replaced, and its request gets a 503; one past `limits.deadline` is
+    killed and replaced (DeadlinePassed); one past `limits.slow` is niced, and replaced
+    once it answers (a fresh judge has the usual priority again)."""
 
-    def __init__(self, judging: Judging, processes: int) -> None:
+    def __init__(self, judging: Judging, processes: int, limits: Limits | None = None) -> None:
         self.judging = judging
         self.processes = processes
+        self.limits = limits or Limits()
         self.pids: dict[socket.socket, int] = {}  # the service's end of each judge's pair
+        self.niced: set[int] = set()  # judges past `slow` on their request
+        self.stopped = 0  # judges killed at their deadline
         for _ in range(processes):
             self._fork()
         self._idle: asyncio.Queue[socket.socket] | None = None
@@ -123,6 +141,9 @@ class Judges:
             finally:
                 os._exit(0)
         theirs.close()
+        # asyncio's sock_* calls on a blocking socket block the whole event loop until the
+        # judge answers (every other request waits, and no deadline can fire)
+        ours.setblocking(False)
         self.pids[ours] = pid
         return ours
 
@@ -133,20 +154,38 @@ class Judges:
             for channel in self.pids:
                 self._idle.put_nowait(channel)
         channel = await self._idle.get()
+        pid = self.pids[channel]
+        slow = asyncio.get_running_loop().call_later(self.limits.slow, self._nice, pid)
         try:
-            answer: tuple[int, bytes] = await self._exchange(channel, (action, user, body))
+            answer: tuple[int, bytes] = await asyncio.wait_for(
+                self._exchange(channel, (action, user, body)), self.limits.deadline
+            )
         except BaseException as error:
             # its answer may still come: no later request may read it, so a new judge
             self._bury(channel)
             self._idle.put_nowait(self._fork())
+            if isinstance(error, TimeoutError):
+                self.stopped += 1
+                raise DeadlinePassed from None
             if isinstance(error, OSError | EOFError | pickle.UnpicklingError):
                 return 503, json.dumps({"error": "a judge stopped: check again"}).encode()
             raise
+        finally:
+            slow.cancel()
+        if pid in self.niced:
+            self._bury(channel)
+            channel = self._fork()
         self._idle.put_nowait(channel)
         return answer
 
+    def _nice(self, pid: int) -> None:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, pid, SLOW_NICENESS)
+            self.niced.add(pid)
+
     def _bury(self, channel: socket.socket) -> None:
         pid = self.pids.pop(channel)
+        self.niced.discard(pid)
         channel.close()
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
@@ -179,13 +218,23 @@ async def _read_exactly(
     return b"".join(parts)
 
 
+@web.stream_request_body
 class ActionHandler(web.RequestHandler):
-    """One protocol action for the learner the hub identifies."""
+    """One protocol action for the learner the hub identifies: who it is and whether they
+    are admitted are settled from the headers, before the body is read."""
 
-    def initialize(self, hub_auth: HubAuth, owners: TokenOwners, judges: Judges) -> None:
+    SUPPORTED_METHODS = ("POST",)
+
+    def initialize(
+        self, hub_auth: HubAuth, owners: TokenOwners, judges: Judges, gate: Gate
+    ) -> None:
         self.hub_auth = hub_auth
         self.owners = owners
         self.judges = judges
+        self.gate = gate
+        self.admission: Admission | None = None
+        self.judging = False
+        self.chunks: list[bytes] = []
 
     def check_xsrf_cookie(self) -> None:
         """Token-authenticated API: no cookies, so no cross-site forgery to guard against."""
@@ -206,12 +255,55 @@ class ActionHandler(web.RequestHandler):
             raise web.HTTPError(403, reason=f"{model['name']} may not use the check service")
         return str(model["name"])
 
-    async def post(self, action: str) -> None:
+    async def prepare(self) -> None:
+        """Whose request, and whether it is taken now: before a byte of the body is read."""
+        action = self.path_args[0] if self.path_args else ""
+        if action not in self.judges.judging.actions:
+            valid = ", ".join(self.judges.judging.actions)
+            raise web.HTTPError(400, reason=f"no action {action[:40]!r}; valid: {valid}")
         user = await self._learner()
-        status, answer = await self.judges.judge(action, user, self.request.body)
+        length = self.request.headers.get("Content-Length")
+        limits = self.gate.limits
+        try:
+            size = int(length) if length is not None else limits.max_body
+            self.admission = self.gate.admit(user, max(0, size))
+        except ValueError:
+            raise web.HTTPError(400, reason="the Content-Length is not a number") from None
+        except Refused as refused:
+            raise web.HTTPError(refused.status, reason=refused.reason) from None
+        connection = self.request.connection
+        if connection is not None:
+            connection.set_max_body_size(limits.max_body)  # type: ignore[attr-defined]
+            connection.set_body_timeout(limits.body_timeout)  # type: ignore[attr-defined]
+
+    def data_received(self, chunk: bytes) -> None:
+        self.chunks.append(chunk)
+
+    async def post(self, action: str) -> None:
+        assert self.admission is not None  # admitted in prepare
+        body, self.chunks = b"".join(self.chunks), []
+        self.gate.done_reading(self.admission)
+        self.judging = True
+        try:
+            status, answer = await self.judges.judge(action, self.admission.user, body)
+        except DeadlinePassed:
+            why = self.gate.stopped(self.admission.user)
+            status, answer = 504, json.dumps({"error": why}).encode()
+        finally:
+            self.gate.release(self.admission)
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
         self.finish(answer)
+
+    def on_finish(self) -> None:
+        if self.admission is not None:
+            self.gate.release(self.admission)
+
+    def on_connection_close(self) -> None:
+        """Gone before its answer: a request whose body was still being read is released
+        (one with a judge is released when the judge answers, not before)."""
+        if self.admission is not None and not self.judging:
+            self.gate.release(self.admission)
 
 
 HUB_QUESTIONS = 4  # asked at once: a class's first checks reuse a few connections to the
@@ -233,22 +325,38 @@ def hub_owners(hub_auth: HubAuth) -> TokenOwners:
 def make_app(hub_auth: HubAuth, judges: Judges, prefix: str) -> web.Application:
     """The service's tornado application, under `prefix` (e.g. /services/checks/)."""
     route = prefix.rstrip("/") + r"/api/([a-z]+)"
-    handlers = {"hub_auth": hub_auth, "owners": hub_owners(hub_auth), "judges": judges}
+    handlers = {
+        "hub_auth": hub_auth,
+        "owners": hub_owners(hub_auth),
+        "judges": judges,
+        "gate": Gate(judges.limits),
+    }
     return web.Application([(route, ActionHandler, handlers)], log_function=lambda _: None)
 
 
 def warm_up(judging: Judging) -> None:
-    """Import and compile what every check needs (PyTorch, each exercise's program), so no
-    learner's first check pays for it; the forked judges inherit it all."""
+    """Import and compile what every check needs (PyTorch, each exercise's program, and
+    what explains a wrong answer: SymPy), so no learner's first check pays for it (a
+    judge forked without it took 1.5 s for its first wrong answer); the forked judges
+    inherit it all."""
     for exercise in EXERCISES:
-        judging.answer("exercise", "warm-up", {"exercise": exercise})
-        judging.answer("check", "warm-up", {"exercise": exercise, "cells": ["x = 1"]})
+        about = judging.answer("exercise", "warm-up", {"exercise": exercise})
+        wrong = [f"{name} = 1.0" for name in about["hand_parts"] if name.isidentifier()]
+        judging.answer("check", "warm-up", {"exercise": exercise, "cells": ["x = 1", *wrong]})
 
 
 async def serve(judges: Judges, host: str, port: int, prefix: str) -> None:
     """Answer checks on `host`:`port` until cancelled."""
-    server = HTTPServer(make_app(HubAuth(), judges, prefix), max_body_size=MAX_BODY)
-    server.listen(port, host)
+    limits = judges.limits
+    server = CheckServer(
+        make_app(HubAuth(), judges, prefix),
+        max_body_size=limits.max_body,
+        idle_connection_timeout=limits.header_timeout,
+        body_timeout=limits.body_timeout,
+    )
+    cap = connection_cap(limits.max_connections, kept_open=2 * judges.processes)
+    server.serve_on(port, host, cap)
+    print(f"check service: at most {cap} connections", flush=True)
     await asyncio.Event().wait()
 
 
@@ -257,8 +365,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", default=os.environ.get("JUPYTERHUB_SERVICE_URL"))
     parser.add_argument("--prefix", default=os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/"))
     parser.add_argument(
-        "--processes", type=int, default=os.cpu_count() or 1, help="judges (default: one per core)"
+        "--processes",
+        type=int,
+        default=2 * (os.cpu_count() or 1) + SPARE_JUDGES,
+        help=f"judges (default: two per core and {SPARE_JUDGES})",
     )
+    for option, (kind, default) in Limits.options().items():
+        parser.add_argument(f"--{option}", type=kind, default=default, help=f"(default {default})")
     parser.add_argument(
         "--course-dir", help="the course whose numbers learners get (default: the public seed)"
     )
@@ -282,7 +395,8 @@ def main(argv: list[str] | None = None) -> int:
     # here and in the forked judges: one such scan stalled a whole round of checks
     gc.collect()
     gc.freeze()
-    judges = Judges(judging, max(1, args.processes))
+    limits = Limits(**{f.name: getattr(args, f.name) for f in fields(Limits)})
+    judges = Judges(judging, max(1, args.processes), limits)
     print(f"check service on {args.url}, {judges.processes} judges", flush=True)
     with kept:
         try:
