@@ -56,7 +56,7 @@ def started(root: Path, learners: list[str], limits: dict[str, str]) -> Iterator
 @pytest.fixture(scope="module")
 def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CheckHub]:
     """A hub whose service has tight limits (STRICT): each test its own learners."""
-    learners = ["ada", "bea", "cy", "dora", "eve", "finn", "gus", "hugo"]
+    learners = ["ada", "bea", "cy", "dora", "eve", "finn", "gus", "hugo", "ivy"]
     yield from started(tmp_path_factory.mktemp("strict"), learners, STRICT)
 
 
@@ -203,6 +203,25 @@ def test_one_check_in_flight_per_learner_and_a_body_timeout(strict: CheckHub) ->
         assert closed_by_service(hanging)
     answer = strict.ask("check", CHECK, token, url=strict.direct_checks_url)
     assert answer["verdicts"][0]["passed"] is False  # judged: h = 1.0 is not bea's h
+
+
+def test_a_check_abandoned_before_its_body_leaves_nothing_in_flight(strict: CheckHub) -> None:
+    """ivy's kernel gives up before sending its body (while the hub is asked whose its
+    token is): nothing of that request stays in flight, and her next check is judged
+    (retried while the service has not yet seen the connection close: "still being
+    judged" meanwhile, never for good)."""
+    token = strict.tokens["ivy"]
+    with connect(strict) as abandoned:
+        abandoned.sendall(head(token, 1000) + b"{")
+    deadline = time.monotonic() + PATIENCE
+    while True:
+        try:
+            answer = strict.ask("check", CHECK, token, url=strict.direct_checks_url)
+            break
+        except urllib.error.HTTPError as refused:
+            assert refused.code == 429 and time.monotonic() < deadline, refused.read()
+            time.sleep(0.2)
+    assert answer["verdicts"][0]["passed"] is False
 
 
 def test_a_learner_sending_too_many_checks_is_told_when_to_check_again(strict: CheckHub) -> None:

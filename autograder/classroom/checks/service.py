@@ -301,7 +301,9 @@ class ActionHandler(web.RequestHandler):
 
     def on_connection_close(self) -> None:
         """Gone before its answer: a request whose body was still being read is released
-        (one with a judge is released when the judge answers, not before)."""
+        (one with a judge is released when the judge answers, not before); one still being
+        admitted ends in on_finish (tornado fails its body, which never comes)."""
+        super().on_connection_close()
         if self.admission is not None and not self.judging:
             self.gate.release(self.admission)
 
