@@ -38,7 +38,7 @@ __all__ = ["AnswerMismatch", "CheckUnavailable", "Exercise"]
 
 URL_VARIABLE = "AUTOGRADER_CHECKS_URL"
 TIMEOUT_VARIABLE = "AUTOGRADER_CHECKS_TIMEOUT"
-DEFAULT_TIMEOUT = 10.0
+DEFAULT_TIMEOUT = 30.0  # s: past the service's deadline (5 s of a judge's CPU) on a busy machine
 SAID_WHY = (413, 429, 503, 504)  # the service's refusals whose reason the learner reads
 MAX_CELLS = 2000  # the service reads at most this many of a kernel's latest cells
 LONG_HISTORY = (

@@ -23,9 +23,7 @@ KEPT_LEARNERS = 10_000  # rate counts kept at most (a learner whose count is ful
 class Limits:
     """The service's limits (each a `--option` of the service, e.g. --per-minute)."""
 
-    deadline: float = 5.0  # s of a judge's work on one check: then it is killed, replaced
-    slow: float = 0.5  # s: a judge working longer yields the CPU to others (niced), and is
-    # replaced once it answers
+    deadline: float = 5.0  # CPU s of a judge's work on one check: then it is killed, replaced
     cool_down: float = 30.0  # s a learner waits after a check stopped at its deadline
     burst: int = 120  # checks a learner may send one after another ...
     per_minute: float = 120.0  # ... and then this many a minute
@@ -92,8 +90,8 @@ class Gate:
         if paused > 0:
             raise Refused(
                 429,
-                f"your check before this one ran past the {limits.deadline:g} s limit and was "
-                f"stopped; your next check is taken in {paused:.0f} s",
+                f"your check before this one took more than the {limits.deadline:g} s a check may "
+                f"take and was stopped; your next check is taken in {paused:.0f} s",
             )
         self._paused_until.pop(user, None)
         if user in self.in_flight:
@@ -141,7 +139,8 @@ class Gate:
         limits = self.limits
         self._paused_until[user] = self.clock() + limits.cool_down
         return (
-            f"the check ran longer than {limits.deadline:g} s and was stopped; your next check "
+            f"the check took more than {limits.deadline:g} s of the judge's time and was stopped; "
+            f"your next check "
             f"is taken in {limits.cool_down:g} s (if your kernel has run a great many cells, "
             "restart it and run the notebook from the top)"
         )

@@ -14,10 +14,9 @@ Run by the hub as a managed service (`hub.add_check_service`), which passes its 
 token and prefix in JUPYTERHUB_* variables. One process serves HTTP (`server.CheckServer`:
 bounded connections, timeouts) and asks the hub (asynchronously: its event loop never
 judges), and a pool of judges, forked after the warm-up (PyTorch, every exercise) so none
-pays for it, judges the bodies. A judge still working after `Limits.slow` seconds yields
-the CPU to the others (niced) and is replaced once it answers; after `Limits.deadline`
-seconds it is killed and replaced, and the learner told. Nothing is stored and bodies are
-not logged.
+pays for it, judges the bodies. A judge that has spent `Limits.deadline` seconds of CPU on
+one request (its own time, whatever else the machine runs) is killed and replaced, and the
+learner told. Nothing is stored and bodies are not logged.
 """
 
 from __future__ import annotations
@@ -55,8 +54,9 @@ from autograder.sandbox.settings import CourseConfigError
 from autograder.sandbox.workers import STATE_DIR, load_config
 
 PR_SET_PDEATHSIG = 1
-SLOW_NICENESS = 10  # a judge past `Limits.slow` gets about a tenth of a busy core
 SPARE_JUDGES = 2  # judges beyond two per core: slow checks hold some, quick ones go on
+WATCHED_EVERY = 0.2  # s between looks at a busy judge's CPU time
+TICKS = os.sysconf("SC_CLK_TCK")
 
 FRAME = struct.Struct("!I")  # length of each pickled message between service and judges
 
@@ -106,6 +106,15 @@ def _judge_forever(judging: Judging, channel: socket.socket) -> None:
     os._exit(0)
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds the process `pid` has spent (0 if it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
 class DeadlinePassed(Exception):
     """A judge worked on one request longer than its deadline: it was killed, replaced."""
 
@@ -114,16 +123,14 @@ class Judges:
     """Processes forked from the warmed-up service, each judging one request at a time;
     the service's event loop only passes bodies and answers to them (a few microseconds
     of its time per check, through a socket pair each). A judge that dies (killed, out
-    of memory) is replaced, and its request gets a 503; one past `limits.deadline` is
-    killed and replaced (DeadlinePassed); one past `limits.slow` is niced, and replaced
-    once it answers (a fresh judge has the usual priority again)."""
+    of memory) is replaced, and its request gets a 503; one past `limits.deadline` seconds
+    of CPU on a request is killed and replaced (DeadlinePassed)."""
 
     def __init__(self, judging: Judging, processes: int, limits: Limits | None = None) -> None:
         self.judging = judging
         self.processes = processes
         self.limits = limits or Limits()
         self.pids: dict[socket.socket, int] = {}  # the service's end of each judge's pair
-        self.niced: set[int] = set()  # judges past `slow` on their request
         self.stopped = 0  # judges killed at their deadline
         for _ in range(processes):
             self._fork()
@@ -154,12 +161,9 @@ class Judges:
             for channel in self.pids:
                 self._idle.put_nowait(channel)
         channel = await self._idle.get()
-        pid = self.pids[channel]
-        slow = asyncio.get_running_loop().call_later(self.limits.slow, self._nice, pid)
+        exchange = asyncio.ensure_future(self._exchange(channel, (action, user, body)))
         try:
-            answer: tuple[int, bytes] = await asyncio.wait_for(
-                self._exchange(channel, (action, user, body)), self.limits.deadline
-            )
+            answer: tuple[int, bytes] = await self._within_deadline(self.pids[channel], exchange)
         except BaseException as error:
             # its answer may still come: no later request may read it, so a new judge
             self._bury(channel)
@@ -170,22 +174,26 @@ class Judges:
             if isinstance(error, OSError | EOFError | pickle.UnpicklingError):
                 return 503, json.dumps({"error": "a judge stopped: check again"}).encode()
             raise
-        finally:
-            slow.cancel()
-        if pid in self.niced:
-            self._bury(channel)
-            channel = self._fork()
         self._idle.put_nowait(channel)
         return answer
 
-    def _nice(self, pid: int) -> None:
-        with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, pid, SLOW_NICENESS)
-            self.niced.add(pid)
+    async def _within_deadline(self, pid: int, exchange: asyncio.Future[Any]) -> Any:
+        """`exchange`'s result; TimeoutError once the judge `pid` has spent more than
+        `limits.deadline` CPU seconds on it (CPU, not the clock: a busy machine slows a
+        check, it does not make it cost more)."""
+        started = _cpu_seconds(pid)
+        try:
+            while True:
+                done, _ = await asyncio.wait({exchange}, timeout=WATCHED_EVERY)
+                if done:
+                    return exchange.result()
+                if _cpu_seconds(pid) - started > self.limits.deadline:
+                    raise TimeoutError
+        finally:
+            exchange.cancel()
 
     def _bury(self, channel: socket.socket) -> None:
         pid = self.pids.pop(channel)
-        self.niced.discard(pid)
         channel.close()
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
