@@ -31,7 +31,7 @@ class Limits:
     body_budget: int = 64 * MIB  # bytes of the bodies being read at once, all learners
     header_timeout: float = 10.0  # s for a request's headers, and an idle connection's life
     body_timeout: float = 30.0  # s to read a request's body
-    max_connections: int = 1000  # open at once (fewer under a low file limit: see server)
+    max_connections: int = 1000  # open at once (fewer under a low file limit: connections)
 
     @classmethod
     def options(cls) -> dict[str, tuple[type, Any]]:

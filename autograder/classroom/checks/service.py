@@ -11,7 +11,7 @@ flight each, a rate limit). Answers are JSON: the protocol's answer (200), else
 now (429), busy or no judge (503), stopped at its deadline (504).
 
 Run by the hub as a managed service (`hub.add_check_service`), which passes its URL, API
-token and prefix in JUPYTERHUB_* variables. One process serves HTTP (`server.CheckServer`:
+token and prefix in JUPYTERHUB_* variables. One process serves HTTP (`connections.CheckServer`:
 bounded connections, timeouts) and asks the hub (asynchronously: its event loop never
 judges), and a pool of judges, forked after the warm-up (PyTorch, every exercise) so none
 pays for it, judges the bodies. A judge that has spent `Limits.deadline` seconds of CPU on
@@ -44,8 +44,8 @@ from nbgrader.coursedir import CourseDirectory
 from tornado import web
 
 from autograder.classroom.checks.admission import Admission, Gate, Limits, Refused
+from autograder.classroom.checks.connections import CheckServer, connection_cap
 from autograder.classroom.checks.judging import BadRequest, Judging
-from autograder.classroom.checks.server import CheckServer, connection_cap
 from autograder.classroom.checks.tokens import Model, TokenOwners
 from autograder.core.givens import PUBLIC, SecretError
 from autograder.feedback.references import EXERCISES, stored_in
