@@ -5,14 +5,14 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-HUB    := autograder/classroom/hub
+HUB    := deploy/hub
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 PORT   ?= 8888
 # The venv's tools first on PATH (nbgrader runs `alembic` by name, tests run `nbgrader`).
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test lint typecheck unit notebooks browser exercises assign autograde report grade \
+.PHONY: help lab test check lint typecheck unit notebooks browser exercises assign autograde report grade \
         class bench system axe clean clean-grades postgres
 
 help:  ## list the targets
@@ -44,6 +44,14 @@ test: $(STAMP) system axe $(HUB)/node_modules  ## set up everything, then run ev
 	@$(MAKE) --no-print-directory -k -j$(words $(TEST_PHASES)) --output-sync=target $(TEST_PHASES) \
 	  && echo "make test: every phase passed" \
 	  || { echo "make test: a phase failed (its output is above)"; exit 1; }
+
+# `make check`, the quick tier for the edit-test loop: lint, types, the generated files and
+# the in-process tests (tests/tiers.py: a test that starts a process is marked, and fails
+# when it is not). `make test` is everything, and what CI runs.
+QUICK_TIER := not (processes or nbgrader or sandbox or browser)
+check: test-checks $(STAMP)  ## the quick tier: lint, types, generated files, the in-process tests
+	$(BIN)/pytest tests --ignore=tests/hub --ignore=tests/browser -m "$(QUICK_TIER)" -q \
+	  -n $(WORKERS) --dist loadgroup -p no:cacheprovider
 
 test-checks: lint typecheck
 	$(BIN)/python -m autograder.authoring.notebooks --check
@@ -88,8 +96,9 @@ lint: $(STAMP)  ## ruff lint and format check; the import contracts (layers, no 
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
-typecheck: $(STAMP)  ## mypy --strict on the packages
+typecheck: $(STAMP)  ## mypy --strict on the packages and the class hub's launcher
 	$(BIN)/mypy
+	$(BIN)/mypy $(filter-out $(HUB)/jupyterhub_config.py,$(wildcard $(HUB)/*.py))
 
 exercises: $(STAMP)  ## regenerate exercises/ from solutions/ with nbgrader
 	$(BIN)/python -m autograder.authoring.release
@@ -118,7 +127,7 @@ class:  ## JupyterHub for the class (as root): sudo make class INSTRUCTOR=<login
 	@# the system packages first: npm builds the proxy below
 	@$(MAKE) --no-print-directory system
 	$(AS_OWNER) $(MAKE) --no-print-directory $(STAMP) $(HUB)/node_modules PYTHON=$(PYTHON)
-	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python autograder/classroom/hub/serve.py \
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python deploy/hub/start_class.py \
 	  --instructor $(INSTRUCTOR) $(CLASS_OPTIONS)
 
 postgres:  ## a local PostgreSQL gradebook (role, database, password): sudo make postgres INSTRUCTOR=<login>
@@ -154,7 +163,7 @@ clean-grades:  ## DELETE the gradebook (SQLite or PostgreSQL), submissions and m
 	  echo "It keeps .autograder/givens_secret: every learner's numbers stay the same."; \
 	  exit 1; fi
 	@# a PostgreSQL gradebook's tables are dropped through the course's environment
-	@if [ -x $(BIN)/python ]; then $(BIN)/python -m autograder.classroom.clean_grades --course-dir $(CURDIR); \
+	@if [ -x $(BIN)/python ]; then $(BIN)/python -m autograder.service.clean_grades --course-dir $(CURDIR); \
 	elif grep -qs postgresql site_config.py; then \
 	  echo "the gradebook is in PostgreSQL: set up first (make $(STAMP)), then run this again"; exit 1; fi
 	rm -rf $(INSTRUCTOR_DATA)

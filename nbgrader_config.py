@@ -32,11 +32,11 @@ c.ClearSolutions.code_stub = {
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 # Feedback must not show the hidden tests, nor a score for a written answer that is not
-# graded yet or changed since it was graded (autograder/classroom/manual.py).
+# graded yet or changed since it was graded (autograder/nbgrader_plugins/manual.py).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
-    "autograder.classroom.manual.ManualGrades",
-    "autograder.classroom.lateness.NoteLateness",  # how late, when it was (any penalty)
+    "autograder.nbgrader_plugins.manual.ManualGrades",
+    "autograder.nbgrader_plugins.lateness.NoteLateness",  # how late, when it was (any penalty)
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
@@ -46,14 +46,14 @@ _package = {  # where the two packages are, without importing them
     for name in ("autograder", "nbgrader")
 }
 # The same HTML exporter, its templates compiled once a process, not once a learner.
-c.GenerateFeedback.exporter_class = "autograder.classroom.feedback_exporter.FeedbackExporter"
+c.GenerateFeedback.exporter_class = "autograder.nbgrader_plugins.feedback_exporter.FeedbackExporter"
 c.HTMLExporter.extra_template_basedirs = [
-    os.path.join(_package["autograder"], "classroom", "templates"),
+    os.path.join(_package["autograder"], "nbgrader_plugins", "templates"),
     os.path.join(_package["nbgrader"], "server_extensions", "formgrader", "templates"),
 ]
 
-# `nbgrader export`: only assignments released or handed in (autograder/classroom/export.py).
-c.ExportApp.plugin_class = "autograder.classroom.export.ReleasedExport"
+# `nbgrader export`: only assignments released or handed in (autograder/nbgrader_plugins/export.py).
+c.ExportApp.plugin_class = "autograder.nbgrader_plugins.export.ReleasedExport"
 
 # Learners run notebooks on the CPU; a cell that runs longer than this is a bug.
 c.ExecutePreprocessor.timeout = 120
@@ -87,8 +87,9 @@ c.Budgets.max_submission_mb = 100
 
 # Submissions downloaded from an LMS (`nbgrader zip_collect`): file names as Canvas,
 # Blackboard and Moodle write them, matched on the file name alone; Canvas's LATE flag
-# and Blackboard's attempt time become the submission's timestamp (see autograder/classroom/lms.py).
-c.ZipCollectApp.collector_plugin = "autograder.classroom.lms.LmsFileNames"
+# and Blackboard's attempt time become the submission's timestamp
+# (see autograder/nbgrader_plugins/lms.py).
+c.ZipCollectApp.collector_plugin = "autograder.nbgrader_plugins.lms.LmsFileNames"
 
 # Last: this installation's own settings (untracked), which override everything above.
 _site = os.environ.get("NBGRADER_SITE_CONFIG", "")

@@ -199,7 +199,7 @@ def create_secret(args: argparse.Namespace) -> int:
 
 
 def report(args: argparse.Namespace) -> int:
-    from autograder.classroom.report import NothingGraded, ReportError, write_report
+    from autograder.report import NothingGraded, ReportError, write_report
 
     course = args.course_dir.resolve()
     if not (course / "nbgrader_config.py").is_file():
@@ -368,7 +368,7 @@ def dispatch(argv: list[str] | None) -> int:
     if args.command == "grade":
         return grade(args)
     if args.command == "serve":
-        from autograder.classroom.service import serve
+        from autograder.service.serve import serve
 
         course = args.course_dir.resolve()
         sandbox = checked_sandbox(args, course)

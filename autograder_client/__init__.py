@@ -2,10 +2,10 @@
 course's check service, and no answer key.
 
 A class installs this file as `autograder/__init__.py`, beside the answer-free modules it
-uses (`classroom.checks.learner_package` lists them), so the course's notebooks run
+uses (`checks.learner_package` lists them), so the course's notebooks run
 unchanged: `Exercise(name)` offers `.given()`, `.check()`, `.check_function()`,
 `.check_class()` and `.practise()` as in self-study. The learner's numbers and every
-verdict come from the service (`classroom.checks.service`), which the hub tells who is
+verdict come from the service (`checks.server`), which the hub tells who is
 asking from the kernel's JUPYTERHUB_API_TOKEN. The kernel runs the learner's own code on
 cases the service drew and sends back only what it returned, the answer cells' source and
 the values of the names a check reads. When the service cannot answer, the learner is told

@@ -126,7 +126,7 @@ ATTACKS: dict[str, Callable[[int], str]] = {
 
 
 def seconds(cell: str) -> float:
-    from autograder.feedback.byhand import read_hand_answers
+    from autograder.diagnosis.byhand import read_hand_answers
 
     start = time.process_time()
     read_hand_answers([cell])
@@ -145,7 +145,7 @@ GIVENS = {"x": 1.5, "w": 2.0, "b": -0.5, "y": 1.0}
 def late_checks(cells: int, timed: int = 50) -> tuple[float, float]:
     """CPU seconds per check over the last `timed` checks of a session of `cells` cells:
     (reading the whole history at each, `HistoryReader`)."""
-    from autograder.feedback.byhand import HistoryReader, read_hand_answers
+    from autograder.diagnosis.byhand import HistoryReader, read_hand_answers
 
     history = [f"{SESSION_CELLS[i % len(SESSION_CELLS)]}  # run {i}" for i in range(cells)]
     reader = HistoryReader()

@@ -205,7 +205,7 @@ def service_processes(hub: CheckHub) -> tuple[int, list[int]]:
             command = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"checks.service" in command and parents.get(pid) == hub.process.pid:
+        if b"checks.server" in command and parents.get(pid) == hub.process.pid:
             return pid, [p for p, parent in parents.items() if parent == pid]
     raise SystemExit("no check service running")
 

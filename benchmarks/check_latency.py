@@ -46,7 +46,7 @@ from autograder.learner.wire import encode_value  # noqa: E402
 EXERCISE = "03_a_neuron_by_hand"
 GOAL = 0.3
 TICKS = os.sysconf("SC_CLK_TCK")
-ROLES = {"checks.service": "service", "configurable-http-proxy": "proxy", "jupyterhub": "hub"}
+ROLES = {"checks.server": "service", "configurable-http-proxy": "proxy", "jupyterhub": "hub"}
 
 
 def check_request(round_number: int) -> dict[str, object]:
@@ -110,8 +110,8 @@ def judging_alone(learners: list[str], rounds: int) -> float:
     hub): the baseline the service's own CPU per check is compared with."""
     import secrets
 
-    from autograder.classroom.checks.judging import Judging
-    from autograder.classroom.checks.service import warm_up
+    from autograder.checks.judging import Judging
+    from autograder.checks.server import warm_up
 
     judging = Judging(secrets.token_bytes(32))
     warm_up(judging)

@@ -153,10 +153,10 @@ def profile(count: int, root: Path) -> None:
     import cProfile
     import pstats
 
-    from autograder.classroom.collect import ExchangeCollector
-    from autograder.classroom.release_feedback import Releaser
     from autograder.grading.runner import Grader
     from autograder.sandbox.workers import Sandbox, Worker, load_config, worker_log_dir
+    from autograder.service.collect import ExchangeCollector
+    from autograder.service.release_feedback import Releaser
 
     students = [f"p{i:03d}" for i in range(count + 1)]  # the first warms up, uncounted
     course, exchange = released_through_exchange(root, ASSIGNMENT)

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from autograder.core.engine import compute  # noqa: E402
 from autograder.core.givens import draw, seed  # noqa: E402
-from autograder.exercises import SPECS  # noqa: E402
+from autograder.specs import SPECS  # noqa: E402
 
 GOAL_SECONDS = 1.0
 

@@ -30,9 +30,9 @@ from autograder.authoring.sample_class import (  # noqa: E402
     submit_class_of,
     submit_sample_class,
 )
-from autograder.classroom.report import build, render_html, write_csvs  # noqa: E402
-from autograder.exercises import SPECS  # noqa: E402
 from autograder.grading.runner import Grader  # noqa: E402
+from autograder.report import build, render_html, write_csvs  # noqa: E402
+from autograder.specs import SPECS  # noqa: E402
 
 
 def command(args: list[str], cwd: Path) -> float:

@@ -3,7 +3,7 @@
 `CheckHub.start(root, learners)` writes a hub config (its own free loopback ports, the
 course's configurable-http-proxy, users who exist only in the hub: the test creates them
 and their API tokens through the hub's REST API as an admin service), adds the check
-service with the class hook (`classroom.checks.hub.add_check_service`) and starts
+service with the class hook (`checks.hub.add_check_service`) and starts
 `jupyterhub`. `StudentsEnvironment` is what a class gives students: a fresh venv holding
 the answer-free `autograder` and `autograd_lessons` (`learner_package.install`), with
 the course environment's third-party packages reachable through a folder of links (not
@@ -12,7 +12,7 @@ kernel of that environment with a learner's token, as a hub server's kernel has.
 `student_account()` makes an ordinary account for the test, and `search_as(account, ...)`
 reads, as that account, every file it can under some folders, looking for answer text
 (`answer_texts()`: what only the answer key holds).
-Used by tests/test_check_service.py and benchmarks/check_latency.py.
+Used by tests/checks/test_check_service.py and benchmarks/check_latency.py.
 """
 
 from __future__ import annotations
@@ -43,14 +43,12 @@ import process_tree
 
 REPO = Path(__file__).resolve().parents[1]
 VENV = Path(sys.prefix)
-PROXY = (
-    REPO / "autograder" / "classroom" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
-)
+PROXY = REPO / "deploy" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
 COURSE_OWN = ("__editable__", "backward_course", "autograder", "autograd_lessons")
 
 CONFIG = """\
 import sys
-from autograder.classroom.checks.hub import add_check_service
+from autograder.checks.hub import add_check_service
 
 c = get_config()
 c.JupyterHub.bind_url = "http://127.0.0.1:{port}"
@@ -170,7 +168,7 @@ class CheckHub:
             return json.loads(response.read() or b"null")
 
     def new_token(self, name: str, scopes: list[str] | None = None) -> str:
-        from autograder.classroom.checks.hub import ACCESS
+        from autograder.checks.hub import ACCESS
 
         body = {"scopes": [ACCESS] if scopes is None else scopes, "note": "check test"}
         return str(self.api("POST", f"/users/{name}/tokens", body)["token"])
@@ -223,7 +221,7 @@ class StudentsEnvironment:
 
     @classmethod
     def build(cls, root: Path) -> StudentsEnvironment:
-        from autograder.classroom.checks.learner_package import install
+        from autograder.checks.learner_package import install
 
         venv = root / "venv"
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)

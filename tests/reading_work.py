@@ -11,7 +11,7 @@ import sys
 from types import FrameType
 from typing import Any
 
-from autograder.feedback.byhand import HandAnswer, ReadingCost, read_hand_answers
+from autograder.diagnosis.byhand import HandAnswer, ReadingCost, read_hand_answers
 
 WORK_PER_CHAR = 100
 """Budget: interpreter calls plus parsed characters per character of the cells."""

@@ -1,7 +1,7 @@
 """Refuse, before pip runs, a Python the pinned stack cannot install on.
 
 Run by tools/setup_venv.sh with the candidate interpreter (standard library only). The
-supported range is pyproject.toml's `requires-python`, which tests/test_environment.py
+supported range is pyproject.toml's `requires-python`, which tests/repository/test_environment.py
 keeps at least as strict as every pinned package's own Requires-Python. Without this
 check pip backtracks on, e.g., a Python 3.11 older than every pin admits and starts
 downloading the 500 MB CUDA build of torch. Exit 0: supported; 1: refused, with the reason.
@@ -57,7 +57,7 @@ def problems(spec: str, version: str) -> list[str]:
 
 def closed_to_others(path: Path) -> Path | None:
     """The first folder on the way to `path` (or `path`) others cannot enter or run.
-    (autograder/classroom/hub/privacy.py checks the same as `make class` starts.)"""
+    (deploy/hub/class_privacy.py checks the same as `make class` starts.)"""
     for folder in [*reversed(path.parents), path]:
         if not folder.stat().st_mode & stat.S_IXOTH:
             return folder

@@ -4,7 +4,7 @@ student with their own numbers, and the grades they must get.
 Each student's mistakes are stated once, in `autograder/authoring/sample_students.py`: per
 assignment, which parts they got wrong, the line they wrote (with the given names, so it is
 wrong for their own numbers) and what went wrong. Everything else is derived: the right
-answers come from the specs (`autograder/exercises/`), and the expected grades from the
+answers come from the specs (`autograder/specs/`), and the expected grades from the
 statement and the specs' points: a part scores its points unless the student slipped on it,
 or on an earlier part its answer is computed from (unless the statement names it as
 unaffected, e.g. behind a shut ReLU where every value is 0 anyway). Written answers are
@@ -38,9 +38,9 @@ from autograder.authoring.notebooks import given_source  # noqa: E402
 from autograder.authoring.sample_students import AUTOGRAD, STUDENTS, Slip, Student  # noqa: E402
 from autograder.core.spec import CODE_KINDS, ExerciseSpec  # noqa: E402
 from autograder.core.verdict import format_value, matches  # noqa: E402
-from autograder.exercises import SPECS, learner_givens  # noqa: E402
-from autograder.feedback.byhand import read_hand_answers  # noqa: E402
-from autograder.feedback.references import reference_quantities  # noqa: E402
+from autograder.diagnosis.byhand import read_hand_answers  # noqa: E402
+from autograder.diagnosis.references import reference_quantities  # noqa: E402
+from autograder.specs import SPECS, learner_givens  # noqa: E402
 
 STUB_MARKER = "raise NotImplementedError()"
 ANSWER_MARKER = "YOUR ANSWER HERE"

@@ -13,7 +13,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 HEADER = """\
 # Generated from pyproject.toml by `make environment.yml`; do not edit by hand.
-# tests/test_environment.py fails when this file and pyproject.toml disagree.
+# tests/repository/test_environment.py fails when this file and pyproject.toml disagree.
 # Binder and conda users: `conda env create -f environment.yml`.
 """
 

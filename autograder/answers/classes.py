@@ -11,30 +11,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from autograder.core.tasks import ClassTask
 from autograder.core.verdict import Verdict
-
-GRAPHS_PER_PART = 200
-"""Random graphs drawn for each class part, in the kernel and in the grader."""
-
-
-@dataclass(frozen=True)
-class ClassTask:
-    """What a class part builds: the class's name, the operations drawn, how many graphs."""
-
-    cls: str
-    label: str
-    ops: tuple[str, ...]
-    hint: str
-    count: int = GRAPHS_PER_PART
-
-    def draw(self, rng: random.Random) -> list[dict[str, Any]]:
-        """The graphs this part is judged on (plain JSON)."""
-        from autograder.answers.value_graphs import draw_graphs
-
-        return draw_graphs(rng, self.count, self.ops)
 
 
 def judge_class_results(
@@ -52,3 +32,10 @@ def judge_class_results(
     if not named:  # no classic bug fits: what the part checks, not a guess at the cause
         message += f"\n  No classic bug explains these numbers. What this part checks: {task.hint}"
     return Verdict(False, message, reason)
+
+
+def draw_graphs_for(task: ClassTask, rng: random.Random) -> list[dict[str, Any]]:
+    """The graphs a class part is judged on (plain JSON), drawn with `rng`."""
+    from autograder.answers.value_graphs import draw_graphs
+
+    return draw_graphs(rng, task.count, task.ops)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from autograder.core.tasks import FunctionTask
 from autograder.core.verdict import Verdict, format_value, is_tensor, matches
 
 if TYPE_CHECKING:
@@ -24,18 +24,6 @@ if TYPE_CHECKING:
 def backward(t: torch.Tensor) -> None:
     """`t.backward()`, in one place (torch leaves it untyped)."""
     t.backward()  # type: ignore[no-untyped-call]
-
-
-@dataclass(frozen=True)
-class FunctionTask:
-    """A function the learner writes, with cases, PyTorch's answer, and known wrong versions."""
-
-    name: str
-    label: str
-    make_cases: Callable[[random.Random], list[tuple[float, ...]]]
-    reference: Callable[..., float]
-    hint: str
-    mistakes: tuple[tuple[Callable[..., float], str], ...] = ()
 
 
 def _descend(x0: float, lr: float, steps: int, zero_grad: bool) -> float:

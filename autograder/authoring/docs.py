@@ -12,7 +12,7 @@ from pathlib import Path
 
 from autograder.core.spec import ExerciseSpec
 from autograder.core.verdict import format_value
-from autograder.exercises import SPECS
+from autograder.specs import SPECS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TARGET = Path("docs") / "exercises.md"
@@ -51,7 +51,7 @@ def _parts(spec: ExerciseSpec) -> str:
 def render() -> str:
     """The whole page."""
     lines = [
-        "# The exercises (generated from `autograder/exercises/`; do not edit)",
+        "# The exercises (generated from `autograder/specs/`; do not edit)",
         "",
         "Regenerate with `python -m autograder.authoring.docs --write`. Each learner's numbers are",
         "drawn from the choices below, seeded by the course, the assignment and the learner;",

@@ -25,7 +25,7 @@ from typing import Any
 import nbformat
 
 from autograder.core.spec import ExerciseSpec, Part
-from autograder.exercises import SPECS
+from autograder.specs import SPECS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PLACEHOLDER = "(Write the question of this part here.)"

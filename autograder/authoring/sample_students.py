@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from autograder.exercises import SPECS
+from autograder.specs import SPECS
 
 
 @dataclass(frozen=True)

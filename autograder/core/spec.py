@@ -1,12 +1,12 @@
 """The exercise spec format.
 
-An exercise is stated once, in `autograder/exercises/exNN_*.py`, as an `ExerciseSpec`:
+An exercise is stated once, in `autograder/specs/exNN_*.py`, as an `ExerciseSpec`:
 its given values with the rules that draw them, a PyTorch program that names every
 quantity, and its parts. Everything else (references, diagnoses, the graded cells of the
 solution notebook, the sample class's right answers, the docs tables) is derived from it.
 
 How a learner's numbers are drawn is `autograder.core.givens`; the course's specs, by
-name, are `autograder.exercises`.
+name, are `autograder.specs`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from autograder.answers.classes import ClassTask
-    from autograder.answers.functions import FunctionTask
-    from autograder.core.engine import Tape
+    from autograder.core.tape import Tape
+    from autograder.core.tasks import ClassTask, FunctionTask
 
 Kind = Literal["forward", "local_slope", "gradient", "fact", "function", "class"]
 CODE_KINDS = ("function", "class")

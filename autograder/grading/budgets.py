@@ -14,7 +14,7 @@ from typing import Any
 from traitlets import Float, Int
 from traitlets.config import Configurable
 
-from autograder.feedback.byhand_cells import SALVAGE_PARSES
+from autograder.diagnosis.byhand_cells import SALVAGE_PARSES
 
 
 def source_length(cell: dict[str, Any]) -> int:

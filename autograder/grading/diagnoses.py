@@ -4,7 +4,7 @@ The verdicts `trusted` computes become the test cells' messages; this module als
 them as data: for every checked quantity of every test cell, whether it passed, the
 diagnosis kind (`Verdict.reason`, whatever names the diagnoses use), the learner's
 value and, for a wrong hand answer, its formula in the given names
-(`autograder.feedback.normal_form`: the same text for every learner who wrote it).
+(`autograder.diagnosis.normal_form`: the same text for every learner who wrote it).
 `autograder grade` writes one file per submission,
 `.autograder/diagnoses/<assignment>/<student>.json`, carrying the fingerprint of the
 graded files so a reader can tell a current file from a stale one.
@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from autograder.core.verdict import Verdict, format_value
-from autograder.exercises import exercise_spec
-from autograder.feedback.byhand import read_hand_answers
-from autograder.feedback.normal_form import normal_form
+from autograder.diagnosis.byhand import read_hand_answers
+from autograder.diagnosis.normal_form import normal_form
 from autograder.grading import trusted
+from autograder.specs import exercise_spec
 
 DIAGNOSES_DIR = "diagnoses"
 

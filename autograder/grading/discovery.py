@@ -12,7 +12,6 @@ from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 
 from autograder.grading.budgets import Budgets
-from autograder.grading.model import Outcome, Submission
 from autograder.grading.state import GradedMarkers
 from autograder.grading.submissions import (
     SubmissionError,
@@ -20,6 +19,7 @@ from autograder.grading.submissions import (
     check_student_id,
     read_file,
 )
+from autograder.grading.work import Outcome, Submission
 
 
 def stat_signature(files: list[Path], source: Path) -> tuple[tuple[str, int, int, int, int], ...]:

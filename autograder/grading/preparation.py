@@ -18,13 +18,13 @@ from nbconvert.exporters.exporter import ResourcesDict
 from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 
-from autograder.feedback import references
+from autograder.diagnosis import references
 from autograder.grading import trusted
 from autograder.grading.budgets import BudgetExceeded, Budgets
 from autograder.grading.inert import make_inert
-from autograder.grading.model import PreparedNotebook, Submission
-from autograder.grading.recording import FLAG_KEYS, SANITIZERS, source_cells
+from autograder.grading.recording import FLAG_KEYS, SANITIZERS, RecordingRun, RepairGradedCells
 from autograder.grading.submissions import SubmissionError, read_file
+from autograder.grading.work import PreparedNotebook, Submission
 
 
 def import_torch() -> None:
@@ -129,9 +129,15 @@ class Preparation:
     """Reads, checks and sanitises each notebook of a submission (raises SubmissionError)."""
 
     def __init__(
-        self, config: Config, coursedir: CourseDirectory, budgets: Budgets, rng: random.Random
+        self,
+        config: Config,
+        coursedir: CourseDirectory,
+        budgets: Budgets,
+        rng: random.Random,
+        run: RecordingRun,
     ) -> None:
         self.config = config
+        self.run = run
         self.coursedir = coursedir
         self.budgets = budgets
         self.rng = rng
@@ -141,9 +147,11 @@ class Preparation:
     def source_cells(self, assignment: str, notebook_id: str) -> dict[str, Any]:
         """The instructor's version of each graded or locked cell."""
         db_url, course_id = self.coursedir.db_url, self.coursedir.course_id
-        return source_cells(db_url, course_id, assignment, notebook_id)
+        return self.run.source_cells(db_url, course_id, assignment, notebook_id)
 
-    def sanitize(self, notebook: Any, sub: Submission, notebook_id: str) -> Any:
+    def sanitize(
+        self, notebook: Any, sub: Submission, notebook_id: str, instructor: dict[str, Any]
+    ) -> Any:
         """nbgrader's own sanitising preprocessors (after dropping duplicated graded cells)."""
         resources = ResourcesDict(
             nbgrader={
@@ -154,7 +162,12 @@ class Preparation:
             }
         )
         for cls in SANITIZERS:
-            notebook, resources = cls(config=self.config)(notebook, resources)
+            made = (
+                RepairGradedCells(instructor, config=self.config)
+                if cls is RepairGradedCells
+                else cls(config=self.config)
+            )
+            notebook, resources = made(notebook, resources)
         return notebook
 
     def prepare(self, sub: Submission, notebook_ids: list[str]) -> None:
@@ -172,7 +185,7 @@ class Preparation:
             instructor = self.source_cells(sub.assignment, notebook_id)
             sub.notes += tampering_notes(raw, instructor, notebook_id)
             try:
-                notebook = self.sanitize(copy.deepcopy(raw), sub, notebook_id)
+                notebook = self.sanitize(copy.deepcopy(raw), sub, notebook_id, instructor)
             except Exception as error:
                 raise SubmissionError(
                     f"{path.name}: nbgrader could not sanitise it: {error}"

@@ -2,8 +2,11 @@
 
 nbgrader's sanitising pass is handed the notebook `preparation` sanitised (`UseSanitized`)
 and its Execute step is replaced by `InjectOutputs`, so nbgrader itself records the grades
-(LimitOutput, SaveAutoGrades, late penalties) exactly as `nbgrader autograde` would.
-`recording_caches` keeps nbgrader from computing the same things again and again.
+(LimitOutput, SaveAutoGrades, late penalties) exactly as `nbgrader autograde` would. What
+they hand over travels in one explicit object, the grader's `RecordingRun`, given to each
+preprocessor when it is made: no state lives on a class or a module.
+`recording_caches` keeps nbgrader from computing the same things again and again; every
+change it makes to nbgrader's own modules is in `autograder.grading.nbgrader_internals`.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import shutil
 import sys
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +44,8 @@ from autograder.core.verdict import Verdict
 from autograder.grading import trusted
 from autograder.grading.budgets import Budgets
 from autograder.grading.inert import safe_count, safe_output
-from autograder.grading.model import PreparedNotebook, Submission
 from autograder.grading.submissions import SubmissionError
+from autograder.grading.work import PreparedNotebook, Submission
 from autograder.sandbox.workers import ExecutionResult
 
 
@@ -58,98 +62,63 @@ def import_recorder() -> None:
     import nbgrader.converters  # noqa: F401
 
 
-_instructor_cells: dict[tuple[str, str, str, str], dict[str, Any]] | None = None
+Key = tuple[str, str, str]
+"""A notebook of a hand-in: (student, assignment, notebook id)."""
+
+
+@dataclass
+class RecordingRun:
+    """What the grader hands nbgrader's preprocessors, explicitly (each is made with it):
+    the notebooks `preparation` sanitised, the outputs the sandbox produced, judged, and
+    (within `recording_caches`) the instructor's cells read once per grading run."""
+
+    sanitized: dict[Key, Any] = field(default_factory=dict)
+    executed: dict[Key, dict[str, Any]] = field(default_factory=dict)
+    instructor_cells: dict[tuple[str, str, str, str], dict[str, Any]] | None = None
+
+    def hand_over(self, key: Key, notebook: Any, record: dict[str, Any]) -> None:
+        """Give nbgrader the sanitised `notebook` and its judged outputs `record`."""
+        self.sanitized[key] = notebook
+        self.executed[key] = record
+
+    def take_back(self, key: Key) -> None:
+        """Forget what `hand_over` gave for `key` (recorded, or failed)."""
+        self.sanitized.pop(key, None)
+        self.executed.pop(key, None)
+
+    def source_cells(
+        self, db_url: str, course_id: str, assignment: str, notebook_id: str
+    ) -> dict[str, Any]:
+        """grade_id -> the instructor's source and nbgrader flags for that cell (read once
+        per grading run; the caller must not change what it gets)."""
+        key = (db_url, course_id, assignment, notebook_id)
+        if self.instructor_cells is not None and key in self.instructor_cells:
+            return self.instructor_cells[key]
+        cells = read_source_cells(db_url, course_id, assignment, notebook_id)
+        if self.instructor_cells is not None:
+            self.instructor_cells[key] = cells
+        return cells
 
 
 @contextlib.contextmanager
-def recording_caches() -> Iterator[None]:
-    """Within one grading run, compute once what nbgrader computes again and again.
+def recording_caches(run: RecordingRun) -> Iterator[RecordingRun]:
+    """Within one grading run, compute once what nbgrader computes again and again
+    (`nbgrader_internals.shared_gradebook_work`), and read the instructor's cells once
+    (`run`). None of these changes a query's or a check's result, only what is done twice.
+    (And nbgrader's harmless SQLAlchemy warnings on a regrade are kept off the output.)"""
+    from autograder.grading.nbgrader_internals import shared_gradebook_work
 
-    - Every nbgrader Gradebook opened meanwhile shares one SQLAlchemy engine and its
-      connections: nbgrader opens a new Gradebook (a new engine, an empty statement cache)
-      many times per notebook, and closing one disposed of every connection.
-    - Each Gradebook opened creates the tables that do not exist and lists them: once per
-      run and database here.
-    - nbgrader's cell-metadata check calls `jsonschema.validate`, which first validates the
-      schema itself against its meta-schema: once per cell. Here the schema is checked once
-      and the same validator raises the same best-matching error.
-    - The instructor's cells of each notebook are read from the gradebook once per run.
-    None of these changes a query's or a check's result, only what is done twice. (And
-    nbgrader's harmless SQLAlchemy warnings on a regrade are kept off the output.)
-    """
-    global _instructor_cells
-    import jsonschema
-    import nbgrader.api
-    import nbgrader.nbgraderformat.common as metadata_format
-
-    create_engine = nbgrader.api.create_engine
-    engines: dict[str, Any] = {}
-    validators: dict[str, Any] = {}
-
-    def cached_engine(url: Any, *args: Any, **kwargs: Any) -> Any:
-        key = str(url)
-        if key not in engines:
-            engine = create_engine(url, *args, **kwargs)
-            engine.dispose = lambda *args, **kwargs: None  # each Gradebook.close disposes
-            engines[key] = engine
-        return engines[key]
-
-    metadata = nbgrader.api.Base.metadata
-    inspect = nbgrader.api.inspect
-    tables: dict[int, list[str]] = {}  # id(engine) -> its tables, created once per run
-
-    def create_all(bind: Any, *args: Any, **kwargs: Any) -> None:
-        if id(bind) not in tables:
-            type(metadata).create_all(metadata, bind, *args, **kwargs)
-            tables[id(bind)] = inspect(bind).get_table_names()
-
-    class CachedInspector:
-        """What a Gradebook asks `inspect(engine)`: its tables, once they were created."""
-
-        def __init__(self, engine: Any) -> None:
-            self.engine = engine
-
-        def get_table_names(self) -> list[str]:
-            known = tables.get(id(self.engine))
-            return known if known is not None else inspect(self.engine).get_table_names()
-
-    def validate(instance: Any, schema: dict[str, Any]) -> None:
-        key = json.dumps(schema, sort_keys=True)
-        if key not in validators:
-            cls = jsonschema.validators.validator_for(schema)
-            cls.check_schema(schema)
-            validators[key] = cls(schema)
-        error = jsonschema.exceptions.best_match(validators[key].iter_errors(instance))
-        if error is not None:
-            raise error
-
-    class CachedSchemas:
-        """`jsonschema` as nbgrader's metadata check sees it, with `validate` cached."""
-
-        def __getattr__(self, name: str) -> Any:
-            return validate if name == "validate" else getattr(jsonschema, name)
-
-    nbgrader.api.create_engine = cached_engine
-    nbgrader.api.inspect = CachedInspector
-    metadata.create_all = create_all
-    metadata_format.jsonschema = CachedSchemas()
-    _instructor_cells = {}
+    run.instructor_cells = {}
     try:
-        with warnings.catch_warnings():
+        with shared_gradebook_work(), warnings.catch_warnings():
             # nbgrader's regrade path warns on every notebook that SQLAlchemy will not
             # cascade an object it removed itself: harmless, and it buried the real output.
             warnings.filterwarnings(
                 "ignore", message=r"Object of type <Submitted\w+> not in session"
             )
-            yield
+            yield run
     finally:
-        nbgrader.api.create_engine = create_engine
-        nbgrader.api.inspect = inspect
-        vars(metadata).pop("create_all", None)
-        metadata_format.jsonschema = jsonschema
-        _instructor_cells = None
-        for engine in engines.values():
-            type(engine).dispose(engine)
+        run.instructor_cells = None
 
 
 FLAG_KEYS = ("grade", "solution", "locked", "task", "points")
@@ -160,12 +129,11 @@ OUTPUT_BUDGET_NOTE = {
 }
 
 
-def source_cells(db_url: str, course_id: str, assignment: str, notebook_id: str) -> dict[str, Any]:
-    """grade_id -> the instructor's source and nbgrader flags for that cell (read once per
-    grading run, see `recording_caches`; the caller must not change what it gets)."""
-    key = (db_url, course_id, assignment, notebook_id)
-    if _instructor_cells is not None and key in _instructor_cells:
-        return _instructor_cells[key]
+def read_source_cells(
+    db_url: str, course_id: str, assignment: str, notebook_id: str
+) -> dict[str, Any]:
+    """grade_id -> the instructor's source and nbgrader flags for that cell, from the
+    gradebook (`RecordingRun.source_cells` reads each notebook's once per run)."""
     cells: dict[str, Any] = {}
     with Gradebook(db_url, course_id) as gb:
         notebook = gb.find_notebook(notebook_id, assignment)
@@ -178,8 +146,6 @@ def source_cells(db_url: str, course_id: str, assignment: str, notebook_id: str)
             cells.setdefault(cell.name, dict(plain)).update(task=True, points=cell.max_score)
         for cell in notebook.solution_cells:
             cells.setdefault(cell.name, dict(plain))["solution"] = True
-    if _instructor_cells is not None:
-        _instructor_cells[key] = cells
     return cells
 
 
@@ -234,16 +200,15 @@ class RepairGradedCells(NbGraderPreprocessor):  # type: ignore[misc]
     metadata and then fail the whole submission), and each known cell gets back the
     grade/solution/locked/points flags of the instructor's source, so a learner cannot
     turn a test off or give it 1000 points, and nbgrader's checksum check still passes.
+    Made with the notebook's instructor cells (`RecordingRun.source_cells`).
     """
 
+    def __init__(self, instructor_cells: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.instructor_cells = instructor_cells
+
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[Any, Any]:
-        info = resources["nbgrader"]
-        flags = source_cells(
-            info["db_url"],
-            self.coursedir_course_id(),
-            info["assignment"],
-            info["notebook"],
-        )
+        flags = self.instructor_cells
         seen: set[str] = set()
         kept = []
         for cell in nb.cells:
@@ -268,9 +233,6 @@ class RepairGradedCells(NbGraderPreprocessor):  # type: ignore[misc]
         nb.cells = kept
         return nb, resources
 
-    def coursedir_course_id(self) -> str:
-        return str(self.config.CourseDirectory.get("course_id", "default_course"))
-
 
 SANITIZERS = [
     RepairGradedCells,
@@ -282,30 +244,38 @@ SANITIZERS = [
 ]
 
 
+def notebook_key(resources: ResourcesDict) -> Key:
+    """Which hand-in's notebook nbgrader is converting."""
+    info = resources["nbgrader"]
+    return (info["student"], info["assignment"], info["notebook"])
+
+
 class UseSanitized(NbGraderPreprocessor):  # type: ignore[misc]
     """nbgrader's sanitising pass, already done: hand over the notebook `prepare` sanitised
     with the very same preprocessors (`SANITIZERS`), instead of repeating their queries.
     (Handed over, not copied: judging is done by then, and the entry is dropped after.)"""
 
-    sanitized: dict[tuple[str, str, str], Any] = {}
+    def __init__(self, run: RecordingRun, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run = run
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[Any, Any]:
-        info = resources["nbgrader"]
-        key = (info["student"], info["assignment"], info["notebook"])
-        if key not in self.sanitized:
+        key = notebook_key(resources)
+        if key not in self.run.sanitized:
             raise SubmissionError(f"no sanitised notebook recorded for {'/'.join(key)}")
-        return self.sanitized[key], resources
+        return self.run.sanitized[key], resources
 
 
 class InjectOutputs(NbGraderPreprocessor):  # type: ignore[misc]
     """nbgrader's Execute step, replaced: put in the outputs the sandbox produced."""
 
-    executed: dict[tuple[str, str, str], dict[str, Any]] = {}
+    def __init__(self, run: RecordingRun, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run = run
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[Any, Any]:
-        info = resources["nbgrader"]
-        key = (info["student"], info["assignment"], info["notebook"])
-        record = self.executed.get(key)
+        key = notebook_key(resources)
+        record = self.run.executed.get(key)
         if record is None:
             raise SubmissionError(f"no execution recorded for {'/'.join(key)}")
         sources = [cell.source for cell in nb.cells if cell.cell_type == "code"]
@@ -321,10 +291,13 @@ class InjectOutputs(NbGraderPreprocessor):  # type: ignore[misc]
 class Recorder:
     """Judged outputs in place of the test cells' outputs, then nbgrader records."""
 
-    def __init__(self, config: Config, coursedir: CourseDirectory, budgets: Budgets) -> None:
+    def __init__(
+        self, config: Config, coursedir: CourseDirectory, budgets: Budgets, run: RecordingRun
+    ) -> None:
         self.config = config
         self.coursedir = coursedir
         self.budgets = budgets
+        self.run = run
 
     def judged_cells(
         self,
@@ -379,9 +352,12 @@ class Recorder:
         config = copy.deepcopy(self.config)
         config.CourseDirectory.assignment_id = sub.assignment
         config.CourseDirectory.student_id = sub.student
-        config.Autograde.sanitize_preprocessors = [UseSanitized]
-        config.Autograde.autograde_preprocessors = [
-            InjectOutputs,
+        coursedir = CourseDirectory(config=config)
+        converter = Autograde(coursedir=coursedir, config=config)
+        # made here with the run they read (nbgrader registers an instance as it is)
+        converter.sanitize_preprocessors = [UseSanitized(self.run, parent=converter)]
+        converter.autograde_preprocessors = [
+            InjectOutputs(self.run, parent=converter),
             IgnorePattern,
             ClearMetadataPreprocessor,
             LimitOutput,
@@ -389,8 +365,6 @@ class Recorder:
             AssignLatePenalties,
             CheckCellMetadata,
         ]
-        coursedir = CourseDirectory(config=config)
-        converter = Autograde(coursedir=coursedir, config=config)
         converter.force = True
         converter.log.setLevel(logging.WARNING)
         said = ErrorLines()

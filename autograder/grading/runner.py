@@ -37,22 +37,21 @@ from typing import Any
 
 from nbgrader.coursedir import CourseDirectory
 
-from autograder.feedback import references
+from autograder.diagnosis import references
 from autograder.grading import diagnoses, trusted
 from autograder.grading.budgets import Budgets
 from autograder.grading.discovery import Discovery
-from autograder.grading.model import Outcome, PreparedNotebook, Submission
 from autograder.grading.preparation import Preparation
 from autograder.grading.recording import (
-    InjectOutputs,
     Recorder,
-    UseSanitized,
+    RecordingRun,
     import_recorder,
     recording_caches,
     use_this_environment,
 )
 from autograder.grading.state import STATE_DIR, GradedMarkers
 from autograder.grading.submissions import SubmissionError
+from autograder.grading.work import Outcome, PreparedNotebook, Submission
 from autograder.sandbox.workers import (
     ExecutionResult,
     Sandbox,
@@ -108,8 +107,11 @@ class Grader:
             persistent=persistent,
         )
         rng = random.Random(seed if seed is not None else secrets.randbits(64))
-        self.preparation = Preparation(self.config, self.coursedir, self.budgets, rng)
-        self.recorder = Recorder(self.config, self.coursedir, self.budgets)
+        self.recording = RecordingRun()  # what nbgrader's preprocessors are handed
+        self.preparation = Preparation(
+            self.config, self.coursedir, self.budgets, rng, self.recording
+        )
+        self.recorder = Recorder(self.config, self.coursedir, self.budgets, self.recording)
         self._idle: queue.SimpleQueue[Worker] = queue.SimpleQueue()
         self._workers: list[Worker] = []
         self._discovered: tuple[list[Submission], list[Outcome]] | None = None
@@ -207,17 +209,14 @@ class Grader:
                 "detail": result.detail,
             }
             key = (sub.student, sub.assignment, prepared.notebook_id)
-            InjectOutputs.executed[key] = record
-            UseSanitized.sanitized[key] = prepared.notebook
+            self.recording.hand_over(key, prepared.notebook, record)
             if result.status != "ok":
                 sub.notes.append(f"{prepared.notebook_id}: {result.status}: {result.detail}")
         try:
             score, max_score = self.recorder.record(sub)
         finally:
             for prepared in sub.notebooks:
-                key = (sub.student, sub.assignment, prepared.notebook_id)
-                InjectOutputs.executed.pop(key)
-                UseSanitized.sanitized.pop(key)
+                self.recording.take_back((sub.student, sub.assignment, prepared.notebook_id))
         diagnoses.write_diagnoses(self.state, sub.assignment, sub.student, sub.fingerprint, checks)
         self.markers.graded(sub, score, max_score)
         return Outcome(sub, "graded", sub.notes, score, max_score, time.monotonic() - started)
@@ -225,7 +224,7 @@ class Grader:
     def run(self, progress: Any = None, only: set[str] | None = None) -> Iterator[Outcome]:
         """Grade everything (`only`: what is in these student/assignment folders, e.g. what
         a service just collected); yields one Outcome per submission as it completes."""
-        with recording_caches(), references.stored_in(self.state / "references"):
+        with recording_caches(self.recording), references.stored_in(self.state / "references"):
             yield from self._run(only)
 
     def _run(self, only: set[str] | None) -> Iterator[Outcome]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from nbgrader.coursedir import CourseDirectory
 
-from autograder.grading.model import Submission
+from autograder.grading.work import Submission
 from autograder.sandbox.workers import STATE_DIR
 
 __all__ = ["STATE_DIR", "GradedMarkers", "atomic_write_json"]

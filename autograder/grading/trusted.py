@@ -20,12 +20,13 @@ from typing import Any
 
 from nbgrader.coursedir import CourseDirectory
 
+from autograder.answers.classes import draw_graphs_for
 from autograder.core.givens import Site, read_secret
 from autograder.core.verdict import Verdict
-from autograder.exercises import class_tasks, function_tasks, learner_givens
-from autograder.feedback.byhand import read_hand_answers
-from autograder.feedback.judge import JudgeContext, judge
-from autograder.feedback.references import EXERCISES
+from autograder.diagnosis.byhand import read_hand_answers
+from autograder.diagnosis.judge import JudgeContext, judge
+from autograder.diagnosis.references import EXERCISES
+from autograder.specs import class_tasks, function_tasks, learner_givens
 
 
 @dataclass
@@ -96,7 +97,7 @@ def instructor_plan(
                 result.cases.setdefault(args[0], tasks[args[0]].make_cases(rng))
             elif func.attr == "check_class" and len(args) == 1 and args[0] in builds:
                 result.class_checks[index] = args[0]
-                result.graphs.setdefault(args[0], builds[args[0]].draw(rng))
+                result.graphs.setdefault(args[0], draw_graphs_for(builds[args[0]], rng))
     return result
 
 

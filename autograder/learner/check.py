@@ -19,14 +19,14 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from autograder.answers.classes import draw_graphs_for
 from autograder.answers.functions import raised_message
 from autograder.core.quantities import Quantity
 from autograder.core.spec import CODE_KINDS
 from autograder.core.verdict import MISSING, Verdict
-from autograder.exercises import exercise_spec, function_tasks, learner_givens, practice_givens
-from autograder.feedback.byhand import HandAnswer, HistoryReader
-from autograder.feedback.judge import JudgeContext, judge, judge_hand
-from autograder.feedback.references import reference_quantities
+from autograder.diagnosis.byhand import HandAnswer, HistoryReader
+from autograder.diagnosis.judge import JudgeContext, judge, judge_hand
+from autograder.diagnosis.references import reference_quantities
 from autograder.learner.identity import grading, learner_identity, learner_site
 from autograder.learner.kernel import (
     PRACTICE_SOURCE,
@@ -38,6 +38,7 @@ from autograder.learner.kernel import (
     pick_givens,
     show_verdicts,
 )
+from autograder.specs import exercise_spec, function_tasks, learner_givens, practice_givens
 
 __all__ = ["AnswerMismatch", "Exercise", "judge_hand_answer"]
 
@@ -139,7 +140,7 @@ class Exercise:
     def check_class(self, name: str, seed: int | None = None) -> None:
         """Build random graphs with the learner's class for part `name`; raise AnswerMismatch."""
         from autograder.core.value_build import evaluate_all
-        from autograder.exercises import class_tasks
+        from autograder.specs import class_tasks
 
         tasks = class_tasks(self.name)
         if name not in tasks:
@@ -149,7 +150,7 @@ class Exercise:
         cls = namespace.get(task.cls, MISSING)
         if not callable(cls):
             raise not_defined_yet(task.cls, function=False)
-        graphs = task.draw(random.Random(seed))
+        graphs = draw_graphs_for(task, random.Random(seed))
         # the grader runs only the notebook's cells: a class imported from a module is
         # not there, so it is judged as no class at all (the grader's verdict, word for word)
         notebook = namespace.get("__name__", "__main__")

@@ -5,7 +5,7 @@ The self-study `Exercise` (`learner.check`, judging in the kernel) and the class
 learner's namespace and cells, saying whose numbers are in use, and showing verdicts
 (✓ lines printed, ✗ lines raised as `AnswerMismatch`), and what a check says before
 anything is judged (a function or class not defined yet, an error's name). Shipped in the students'
-environment (`classroom.checks.learner_package`), so it imports only `core.verdict`.
+environment (`checks.learner_package`), so it imports only `core.verdict`.
 """
 
 from __future__ import annotations

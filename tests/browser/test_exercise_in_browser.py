@@ -12,8 +12,8 @@ import pytest
 from playwright.sync_api import expect
 
 from autograder.core.verdict import format_value
-from autograder.exercises import learner_givens
-from autograder.feedback.references import reference_quantities
+from autograder.diagnosis.references import reference_quantities
+from autograder.specs import learner_givens
 
 from .conftest import REPO, NotebookOpener, screenshot_path
 

@@ -1,5 +1,5 @@
 """The class report's page in Chromium: built by `autograder report` from the sample class
-graded for real (`tests/test_report.py`'s course), it renders, every image has decoded and
+graded for real (`tests/report/test_report.py`'s course), it renders, every image has decoded and
 says in its alt text what it shows, axe finds no violation, and what an instructor acts
 on (the misconceptions, with who made them and a formula) is on the page."""
 

@@ -6,7 +6,7 @@ in a temporary folder and a PostgreSQL gradebook set through the course's untrac
 site_config.py; the server is tests/pg_server.py's, with password authentication and the
 password in the instructor's ~/.pgpass, as `make postgres` sets one up; with
 CLASS_HUB_GRADEBOOK=sqlite, gradebook.db in the course folder instead), readies and
-releases the assignment as the instructor, and starts autograder/classroom/hub/serve.py on free
+releases the assignment as the instructor, and starts deploy/hub/start_class.py on free
 loopback ports, with the students' environment (which the hub builds, as `make class`
 does) kept between runs in `STUDENT_ENV` (the pinned stack takes minutes to install;
 serve.py refreshes the course's packages in it every start). That environment holds the
@@ -54,7 +54,7 @@ ASSIGNMENT = "03_a_neuron_by_hand"
 COURSE_ID = "backward-hubtest"
 # The gradebook: a PostgreSQL server (as a shared class runs it), or with
 # CLASS_HUB_GRADEBOOK=sqlite gradebook.db in the course folder (the pytest suite's
-# gradebook: tests/test_grading_service.py, tests/test_handins.py and others).
+# gradebook: tests/service/test_grading_service.py, tests/service/test_handins.py and others).
 GRADEBOOKS = ("postgresql", "sqlite")
 GRADEBOOK = os.environ.get("CLASS_HUB_GRADEBOOK", "postgresql")
 if GRADEBOOK not in GRADEBOOKS:
@@ -336,7 +336,7 @@ class ClassHub:
         self.port = free_port()
         log = open(self.root / "hub.log", "wb")  # noqa: SIM115 (closed with the process)
         command = [
-            str(VENV_BIN / "python"), str(REPO / "autograder" / "classroom" / "hub" / "serve.py"),
+            str(VENV_BIN / "python"), str(REPO / "deploy" / "hub" / "start_class.py"),
             "--instructor", self.instructor, "--course-dir", str(self.course),
             "--state", str(self.root / "state"), "--port", str(self.port),
             "--hub-port", str(free_port()), "--proxy-api-port", str(free_port()),

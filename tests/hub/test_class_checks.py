@@ -36,7 +36,7 @@ pytestmark = [pytest.mark.browser]
 IMPORTS = """
 import importlib, autograder
 print(autograder.__file__)
-for name in ["autograder.exercises", "autograder.feedback.judge", "autograder.answers",
+for name in ["autograder.specs", "autograder.diagnosis.judge", "autograder.answers",
              "autograder.grading", "autograder.core.spec", "autograder.core.engine",
              "autograder.learner.check", "autograder_shim", "autograder.cli"]:
     try:

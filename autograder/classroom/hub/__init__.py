@@ -1,1 +1,0 @@
-"""JupyterHub for a class on one machine: its configuration and the launcher of `make class`."""

@@ -1,0 +1,210 @@
+"""Answer kinds behind one interface: the in-kernel checker and the trusted grader both call
+`judge(part, context)`.
+
+Kinds: a hand number (forward values, local slopes, gradients), a true/false (or counted)
+fact, a code function (the learner's function called on drawn cases) and a class (the
+learner's `Value` built on random JSON graphs the grader drew). A new kind adds one
+`AnswerKind` to `KINDS`; callers do not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from autograder.core.quantities import Quantity
+from autograder.core.spec import Part
+from autograder.core.verdict import MISSING, Verdict, format_value
+from autograder.diagnosis.byhand import HandAnswer
+from autograder.diagnosis.diagnose import diagnose
+from autograder.diagnosis.references import reference_quantities
+from autograder.specs import exercise_spec
+
+HAND_EXAMPLE = "the arithmetic with the given names, as the lesson's `dL_da = 2 * (a - y)`"
+"""What "by hand" looks like: names, never the numbers they hold (each learner has their own)."""
+ALLOWED_FORM = (
+    "Write numbers with + - * / ** and ( ), names you assigned that way, or max, min, abs, round."
+)
+
+
+@dataclass
+class JudgeContext:
+    """What a verdict may use: the learner's numbers, answers read from cells, results."""
+
+    exercise: str
+    givens: Mapping[str, float]
+    hand: Mapping[str, HandAnswer] | None = None
+    """Answers read from the cell sources (None: no source to read)."""
+    runtime: Mapping[str, object] = field(default_factory=dict)
+    """The kernel's namespace (empty in the grader)."""
+    calls: Mapping[str, tuple[Sequence[tuple[float, ...]], Sequence[object] | str]] = field(
+        default_factory=dict
+    )
+    """function name -> (cases, results, or why it could not be called)."""
+    builds: Mapping[str, tuple[Sequence[dict[str, Any]], Sequence[object] | str]] = field(
+        default_factory=dict
+    )
+    """class part -> (graphs, the numbers the learner's class gave, or why there are none)."""
+
+    def quantities(self) -> dict[str, Quantity]:
+        """PyTorch's values for this learner's numbers."""
+        return reference_quantities(self.exercise, self.givens)
+
+    def answers(self) -> dict[str, object]:
+        """The learner's numbers by name (for follow-on errors)."""
+        if self.hand is not None:
+            return {n: a.value for n, a in self.hand.items() if a.status == "number"}
+        return dict(self.runtime)
+
+
+class AnswerKind(Protocol):
+    """How one kind of answer is judged."""
+
+    def judge(self, part: Part, context: JudgeContext) -> Verdict:
+        """The verdict on the learner's answer to `part`."""
+        ...
+
+
+def _same_value(runtime: object, hand: float | bool) -> bool:
+    import math
+
+    if type(hand) is bool or type(runtime) is bool:
+        return runtime is hand
+    if type(runtime) not in (int, float) or not isinstance(runtime, int | float):
+        return False
+    return math.isclose(runtime, hand, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def judge_hand(
+    q: Quantity,
+    answer: HandAnswer | None,
+    runtime_value: object = MISSING,
+    answers: Mapping[str, object] | None = None,
+    written: Mapping[str, HandAnswer] | None = None,
+) -> Verdict:
+    """Verdict on one hand answer: the by-hand rule first, then `diagnose` (which reads the
+    formula from `written`, the learner's cells read statically, or from `answer` alone)."""
+    name = q.name
+    if answer is None:
+        return diagnose(q, runtime_value, answers)
+    label, status, detail = q.label, answer.status, answer.detail
+    example = "True or False" if q.is_bool else HAND_EXAMPLE
+    if status == "autograd":
+        return Verdict(
+            False,
+            f"✗ {label}: `{name}` was computed with autograd ({detail}); by hand means by "
+            f"hand: write {example}.",
+            "autograd",
+        )
+    if status == "not_arithmetic":
+        allowed = "Write True or False: your own prediction." if q.is_bool else ALLOWED_FORM
+        return Verdict(
+            False,
+            f"✗ {label}: `{name}` is not plain arithmetic ({detail}).\n  {allowed}",
+            "not_arithmetic",
+        )
+    if status == "error":
+        return Verdict(False, f"✗ {label}: `{name}` could not be read: {detail}.", "error")
+    if status == "unanswered" or answer.value is None:
+        return Verdict(False, f"✗ {label}: `{name}` is not answered yet: {detail}.", "unanswered")
+    if runtime_value is not MISSING and not _same_value(runtime_value, answer.value):
+        return Verdict(
+            False,
+            f"✗ {label}: the notebook holds `{name}` = {format_value(runtime_value)} but your "
+            f"cells assign {format_value(answer.value)}; run the answer cell again.",
+            "stale",
+        )
+    if written is None:
+        written = {name: answer}
+    return diagnose(q, answer.value, answers, written)
+
+
+class HandNumber:
+    """A number (or fact) written by hand: read from the cell source, judged by `diagnose`."""
+
+    def judge(self, part: Part, context: JudgeContext) -> Verdict:
+        q = context.quantities()[part.name]
+        name = part.name
+        runtime = context.runtime.get(name, MISSING)
+        answer = context.hand.get(name) if context.hand is not None else None
+        if context.hand is not None and answer is None and runtime is not MISSING:
+            detail = f"not assigned by a `{name} = ...` line of a cell"
+            answer = HandAnswer(name, None, "not_arithmetic", detail)
+        if (
+            answer is not None
+            and answer.status == "number"
+            and context.runtime
+            and (runtime is MISSING)
+        ):
+            return Verdict(
+                False,
+                f"✗ {q.label}: `{name}` has no value in the notebook: its cell stopped early; "
+                "fix the error and run it again.",
+                "stale",
+            )
+        return judge_hand(q, answer, runtime, context.answers(), context.hand)
+
+
+def sandbox_results(
+    what: str, outcome: tuple[Sequence[Any], Sequence[object] | str] | None, verb: str
+) -> Verdict | tuple[Sequence[Any], Sequence[object]]:
+    """(inputs, results) the sandbox brought back for `what`, or the verdict when there
+    are none (`verb`: what the notebook never did to it)."""
+    if outcome is None:
+        reason = f"the notebook did not finish, so it was never {verb}"
+    elif isinstance(outcome[1], str):
+        reason = outcome[1]
+    else:
+        return outcome[0], outcome[1]
+    return Verdict(False, f"✗ `{what}` could not be tested: {reason}.", "not_run")
+
+
+class CodeFunction:
+    """A function the learner writes: its results on drawn cases against PyTorch's."""
+
+    def judge(self, part: Part, context: JudgeContext) -> Verdict:
+        from autograder.answers.functions import judge_function_results
+
+        task = part.task
+        if task is None:
+            raise ValueError(f"{part.name} has no function task")
+        got = sandbox_results(part.name, context.calls.get(part.name), "called")
+        if isinstance(got, Verdict):
+            return got
+        cases, results = got
+        if len(results) != len(cases):
+            return Verdict(False, f"✗ `{part.name}` was not called on every case.", "not_run")
+        return judge_function_results(task, cases, results)
+
+
+class ClassAnswer:
+    """A class the learner writes: built on the grader's random graphs, judged by PyTorch."""
+
+    def judge(self, part: Part, context: JudgeContext) -> Verdict:
+        from autograder.answers.classes import judge_class_results
+
+        task = part.build
+        if task is None:
+            raise ValueError(f"{part.name} has no class task")
+        got = sandbox_results(task.cls, context.builds.get(part.name), "built")
+        if isinstance(got, Verdict):
+            return got
+        graphs, results = got
+        return judge_class_results(task, graphs, results)
+
+
+KINDS: dict[str, AnswerKind] = {
+    "forward": HandNumber(),
+    "local_slope": HandNumber(),
+    "gradient": HandNumber(),
+    "fact": HandNumber(),
+    "function": CodeFunction(),
+    "class": ClassAnswer(),
+}
+
+
+def judge(exercise: str, name: str, context: JudgeContext) -> Verdict:
+    """The verdict on part `name` of `exercise`, whatever its kind."""
+    part = exercise_spec(exercise).part(name)
+    return KINDS[part.kind].judge(part, context)

@@ -1,0 +1,120 @@
+"""Every use of nbgrader's internals, in one place, with the versions it was checked against.
+
+nbgrader's public surface (its commands, `NbGraderAPI`, `Gradebook`, preprocessors and
+plugins named in the config) is used everywhere; what is not public is used only here:
+
+- `shared_gradebook_work`: within one grading run, nbgrader's `api.create_engine`,
+  `api.inspect`, the metadata's `create_all` and the metadata format's `jsonschema` are
+  replaced by versions that do once what nbgrader does for every Gradebook it opens and
+  every cell it checks (one engine and its connections; tables created and listed once;
+  the cell-metadata schema checked once). Results are unchanged.
+- `Recorder.record` (`autograder.grading.recording`) sets an `Autograde` converter's
+  `sanitize_preprocessors` and `autograde_preprocessors` to preprocessor *instances* made
+  with the grading run: nbgrader 0.9 registers each item of those lists as it is, for
+  every notebook.
+
+`CHECKED_VERSIONS` are the nbgrader versions these were read against; `check_version`
+(called before anything is patched) refuses another, so an upgrade is noticed here, by
+`tests/grading/test_nbgrader_internals.py`, not by a wrong grade.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+CHECKED_VERSIONS = ("0.9.6",)
+
+
+class UncheckedNbgrader(RuntimeError):
+    """nbgrader is a version whose internals this module was not checked against."""
+
+
+def check_version(version: str | None = None) -> None:
+    """Raise `UncheckedNbgrader` unless nbgrader (or `version`) is one of CHECKED_VERSIONS."""
+    if version is None:
+        import nbgrader
+
+        version = str(nbgrader.__version__)
+    if version not in CHECKED_VERSIONS:
+        raise UncheckedNbgrader(
+            f"nbgrader {version} is installed; autograder.grading.nbgrader_internals was "
+            f"checked against {', '.join(CHECKED_VERSIONS)} only: read what it patches "
+            "against the new version, then add it to CHECKED_VERSIONS"
+        )
+
+
+@contextlib.contextmanager
+def shared_gradebook_work() -> Iterator[None]:
+    """Meanwhile, every nbgrader Gradebook shares one SQLAlchemy engine per database
+    (nbgrader opens a new one, with an empty statement cache, many times per notebook,
+    and closing one disposed of every connection), creates and lists its tables once per
+    run and database, and the cell-metadata check validates its schema once (not once
+    per cell) and raises the same best-matching error."""
+    check_version()
+    import jsonschema
+    import nbgrader.api
+    import nbgrader.nbgraderformat.common as metadata_format
+
+    create_engine = nbgrader.api.create_engine
+    engines: dict[str, Any] = {}
+    validators: dict[str, Any] = {}
+
+    def cached_engine(url: Any, *args: Any, **kwargs: Any) -> Any:
+        key = str(url)
+        if key not in engines:
+            engine = create_engine(url, *args, **kwargs)
+            engine.dispose = lambda *args, **kwargs: None  # each Gradebook.close disposes
+            engines[key] = engine
+        return engines[key]
+
+    metadata = nbgrader.api.Base.metadata
+    inspect = nbgrader.api.inspect
+    tables: dict[int, list[str]] = {}  # id(engine) -> its tables, created once per run
+
+    def create_all(bind: Any, *args: Any, **kwargs: Any) -> None:
+        if id(bind) not in tables:
+            type(metadata).create_all(metadata, bind, *args, **kwargs)
+            tables[id(bind)] = inspect(bind).get_table_names()
+
+    class CachedInspector:
+        """What a Gradebook asks `inspect(engine)`: its tables, once they were created."""
+
+        def __init__(self, engine: Any) -> None:
+            self.engine = engine
+
+        def get_table_names(self) -> list[str]:
+            known = tables.get(id(self.engine))
+            return known if known is not None else inspect(self.engine).get_table_names()
+
+    def validate(instance: Any, schema: dict[str, Any]) -> None:
+        key = json.dumps(schema, sort_keys=True)
+        if key not in validators:
+            cls = jsonschema.validators.validator_for(schema)
+            cls.check_schema(schema)
+            validators[key] = cls(schema)
+        error = jsonschema.exceptions.best_match(validators[key].iter_errors(instance))
+        if error is not None:
+            raise error
+
+    class CachedSchemas:
+        """`jsonschema` as nbgrader's metadata check sees it, with `validate` cached."""
+
+        def __getattr__(self, name: str) -> Any:
+            return validate if name == "validate" else getattr(jsonschema, name)
+
+    nbgrader.api.create_engine = cached_engine
+    nbgrader.api.inspect = CachedInspector
+    metadata.create_all = create_all
+    metadata_format.jsonschema = CachedSchemas()
+    try:
+        yield
+    finally:
+        nbgrader.api.create_engine = create_engine
+        nbgrader.api.inspect = inspect
+        vars(metadata).pop("create_all", None)
+        metadata_format.jsonschema = jsonschema
+        for engine in engines.values():
+            type(engine).dispose(engine)

@@ -1,0 +1,8 @@
+"""What the course config (nbgrader_config.py) plugs into nbgrader's own commands.
+
+`export`: `nbgrader export` of released assignments only; `lms`: LMS file names for
+`nbgrader zip_collect`; `lateness`: how late a hand-in was, decided here for the service,
+the report and the feedback page (`NoteLateness`); `manual`: honest scores of written
+answers on feedback pages; `feedback_exporter`: nbconvert's HTML exporter with its
+templates compiled once a process (`templates/`).
+"""

@@ -1,0 +1,154 @@
+"""Releasing learners' feedback from a warm process, for `autograder serve --release-feedback`.
+
+`python -m autograder.service.release_feedback COURSE_DIR` imports nbgrader once, then for
+each request line `{"assignment": ..., "student": ...}` on stdin runs nbgrader's own
+generate_feedback (forced: the submission was just regraded) and release_feedback for that
+learner, through `NbGraderAPI` as formgrader does, checks that every page is in the exchange
+where `nbgrader fetch_feedback` looks, and answers one line: `{"ok": true, "pages": N}` or
+`{"ok": false, "reason": "..."}`. Each learner's feedback then costs its own work, not two
+nbgrader start-ups nor a compilation of nbconvert's templates (compiled once, at start:
+`feedback_exporter.warm_up`). Rendering runs in a child forked from this warm process and is killed
+past `Budgets.max_render_seconds`: one slow notebook is that learner's failure, never a
+stalled queue. The process runs at a lower CPU priority (`NICENESS`) than the grading
+service: on a machine of few cores, in a rush of hand-ins, grading goes first and feedback
+uses what is left, so it can fall behind but never holds grading back."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+NICENESS = 5  # added to the service's nice value: lower priority, never starved
+
+
+class FeedbackError(Exception):
+    """Feedback that could not be generated or released; the text says why."""
+
+
+def released_pages(coursedir: Any, outbound: Path, assignment: str, student: str) -> int:
+    """How many of the learner's feedback pages are in the exchange's `outbound` folder as
+    generated; FeedbackError naming one that is missing or differs."""
+    from nbgrader.utils import notebook_hash
+
+    folder = Path(coursedir.format_path(coursedir.feedback_directory, student, assignment))
+    pages = sorted(folder.glob("*.html"))
+    if not pages:
+        raise FeedbackError(f"no feedback page in {folder}")
+    secret = (folder / "submission_secret.txt").read_text()
+    for page in pages:
+        released = outbound / f"{notebook_hash(secret=secret, notebook_id=page.stem)}.html"
+        if not released.is_file() or released.read_bytes() != page.read_bytes():
+            raise FeedbackError(f"{page.name} is not in the exchange ({released})")
+    return len(pages)
+
+
+def within_budget(seconds: float, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """`work()`'s JSON result, computed in a forked child that is killed after `seconds`
+    (FeedbackError saying so); the child's crash is reported the same way."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: do the work, send its result, never return
+        os.close(read_end)
+        try:
+            result = json.dumps(work())
+        except BaseException as error:  # reported to the parent, whatever it was
+            result = json.dumps({"success": False, "error": f"{type(error).__name__}: {error}"})
+        with os.fdopen(write_end, "w") as pipe:
+            pipe.write(result)
+        os._exit(0)
+    os.close(write_end)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + seconds
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([read_end], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(read_end, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            raise FeedbackError(
+                f"rendering took over {seconds:g} s, the budget (c.Budgets.max_render_seconds)"
+            )
+    finally:
+        os.close(read_end)
+        os.waitpid(pid, 0)
+    try:
+        answer: dict[str, Any] = json.loads(b"".join(chunks))
+    except ValueError:
+        raise FeedbackError("the rendering process ended without an answer") from None
+    return answer
+
+
+def failure(step: str, result: dict[str, Any]) -> FeedbackError:
+    """Why nbgrader's `step` failed, from its captured log or traceback."""
+    lines = (result.get("error") or result.get("log") or "").strip().splitlines()
+    errors = [line for line in lines if "ERROR" in line or "CRITICAL" in line]
+    return FeedbackError(f"{step}: {(errors or lines or ['no reason given'])[-1].strip()}")
+
+
+class Releaser:
+    """nbgrader's feedback commands for one course, loaded once."""
+
+    def __init__(self, course: Path) -> None:
+        from nbgrader.apps.api import NbGraderAPI
+
+        from autograder.grading.budgets import Budgets
+        from autograder.nbgrader_plugins.feedback_exporter import warm_up
+        from autograder.sandbox.workers import load_config
+        from autograder.service.collect import ExchangeCollector
+
+        config = load_config(course)
+        self.render_seconds = float(Budgets(config=config).max_render_seconds)
+        exchange = ExchangeCollector(config, lambda: set())  # for its paths alone
+        self.coursedir = exchange.coursedir
+        self.outbound = exchange.inbound.parent / "feedback"
+        self.api = NbGraderAPI(coursedir=self.coursedir, config=config)
+        warm_up(config)  # every learner's forked child starts with the compiled templates
+
+    def release(self, assignment: str, student: str) -> int:
+        """Generate and release one learner's feedback; the pages released."""
+        result = within_budget(
+            self.render_seconds,
+            lambda: dict(self.api.generate_feedback(assignment, student, force=True)),
+        )
+        if not result.get("success"):
+            raise failure("generate_feedback", result)
+        result = self.api.release_feedback(assignment, student)
+        if not result.get("success"):
+            raise failure("release_feedback", result)
+        return released_pages(self.coursedir, self.outbound, assignment, student)
+
+
+def main() -> int:
+    os.nice(NICENESS)
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+    sys.stdout = sys.stderr  # anything nbgrader prints stays off the answers
+    releaser = Releaser(Path(sys.argv[1]).resolve())
+    answers.write(json.dumps({"ready": True}) + "\n")
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            pages = releaser.release(request["assignment"], request["student"])
+        except (FeedbackError, OSError) as error:
+            answer: dict[str, Any] = {"ok": False, "reason": str(error)}
+        except Exception as error:  # nbgrader's own failure: reported, the worker goes on
+            answer = {"ok": False, "reason": f"{type(error).__name__}: {error}"}
+        else:
+            answer = {"ok": True, "pages": pages}
+        answers.write(json.dumps(answer) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Every exercise's spec, one module each; `SPECS` maps the assignment name to its spec,
+`exercise_spec(name)` finds one, and `learner_givens(name, learner)` draws a learner's numbers.
+
+The modules `exNN_<name>.py` are found by name, in order: adding an exercise is writing
+its module (with a `SPEC`) and the prose of its solution notebook, whose graded cells
+`python -m autograder.authoring.notebooks --write` generates; then `make exercises`.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+import random
+
+from autograder.core.givens import PUBLIC, Site, draw, seed
+from autograder.core.spec import ExerciseSpec
+from autograder.core.tasks import ClassTask, FunctionTask
+
+
+def _discover() -> dict[str, ExerciseSpec]:
+    found: dict[str, ExerciseSpec] = {}
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("ex"))
+    for module_name in names:
+        spec = importlib.import_module(f"{__name__}.{module_name}").SPEC
+        if not isinstance(spec, ExerciseSpec) or module_name != f"ex{spec.name}":
+            raise TypeError(
+                f"{__name__}.{module_name}: SPEC must be the ExerciseSpec {module_name[2:]}"
+            )
+        found[spec.name] = spec
+    return found
+
+
+SPECS: dict[str, ExerciseSpec] = _discover()
+
+
+@functools.lru_cache(maxsize=4096)
+def _learner_givens(
+    exercise: str, learner: str, site: Site, key: str | None
+) -> tuple[tuple[str, float], ...]:
+    values = draw(exercise_spec(exercise), random.Random(seed(exercise, learner, site, key)))
+    return tuple(values.items())
+
+
+def learner_givens(
+    exercise: str, learner: str, site: Site = PUBLIC, key: str | None = None
+) -> dict[str, float]:
+    """The learner's given values for `exercise` in installation `site` (or from the
+    learner's `key`), by name (pure, deterministic, fast)."""
+    return dict(_learner_givens(exercise, learner, site, key))
+
+
+def practice_givens(exercise: str) -> dict[str, float]:
+    """Fresh numbers to practise with: drawn at random, outside the graded record."""
+    return draw(exercise_spec(exercise), random.Random())
+
+
+def exercise_spec(exercise: str) -> ExerciseSpec:
+    """The spec of `exercise`; KeyError listing the valid names."""
+    if exercise not in SPECS:
+        raise KeyError(f"unknown exercise {exercise!r}; valid names: {', '.join(SPECS)}")
+    return SPECS[exercise]
+
+
+def function_tasks(exercise: str) -> dict[str, FunctionTask]:
+    """The code exercises of `exercise`, by function name (from its spec)."""
+    spec = exercise_spec(exercise)
+    return {p.name: p.task for p in spec.parts if p.kind == "function" and p.task is not None}
+
+
+def class_tasks(exercise: str) -> dict[str, ClassTask]:
+    """The class parts of `exercise`, by part name (from its spec)."""
+    spec = exercise_spec(exercise)
+    return {p.name: p.build for p in spec.parts if p.kind == "class" and p.build is not None}

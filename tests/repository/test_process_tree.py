@@ -1,0 +1,68 @@
+"""The hub tests' clean-up: what a server started in a session of its own is found and ended."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from process_tree import end, family
+
+# A parent that starts a child in a new session (as JupyterHub starts its proxy), prints
+# the child's pid and waits.
+PARENT = """
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
+                         start_new_session=True)
+print(child.pid, flush=True)
+time.sleep(300)
+"""
+
+pytestmark = pytest.mark.processes  # every test here starts a process (tests/tiers.py)
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_a_child_in_its_own_session_outlives_its_parent_until_ended() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    try:
+        noted = family(parent.pid)
+        assert {pid for pid, _ in noted} == {parent.pid, child}
+        parent.kill()  # as a hub killed before its clean-up: the child survives
+        parent.wait()
+        time.sleep(0.2)
+        assert alive(child)
+        assert end(noted) == [child]
+        deadline = time.monotonic() + 10
+        while alive(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(child)
+    finally:
+        for pid in (parent.pid, child):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_process_that_is_not_the_one_noted_is_left_alone() -> None:
+    """A pid reused by a later process has another start time: never killed."""
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    try:
+        (pid, started), *_ = family(other.pid)
+        assert end([(pid, str(int(started) + 1))]) == []
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()
