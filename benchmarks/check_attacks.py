@@ -283,13 +283,16 @@ def main() -> int:
                 target=attack, args=(url, port, hub.tokens, args.seconds, out)
             )
             start_cpu = cpu_seconds(first), cpu_seconds(hub.process.pid)
+            start_judges = sum(cpu_seconds(p) for p in service_processes(hub)[1])
             with Memory(hub) as memory:
                 attacker.start()
                 time.sleep(2)  # the attacks under way
                 attacked, attacked_statuses = honest_phase(
                     url, honest_tokens, time.monotonic() + args.seconds - 4
                 )
+                judges_cpu = sum(cpu_seconds(p) for p in service_processes(hub)[1])
                 got = out.get(timeout=args.seconds + 120)
+                attacker_cpu = cpu_seconds(attacker.pid or 0)
                 attacker.join(timeout=60)
                 attack_cpu = (
                     cpu_seconds(first) - start_cpu[0],
@@ -322,7 +325,11 @@ def main() -> int:
     per_second = [c / (args.seconds / 2) for c in alone_cpu]
     under = [c / args.seconds for c in attack_cpu]
     print(f"CPU s per s (service's first process, hub): alone {per_second[0]:.2f}, "
-          f"{per_second[1]:.2f}; under attack {under[0]:.2f}, {under[1]:.2f}")  # fmt: skip
+          f"{per_second[1]:.2f}; under attack {under[0]:.2f}, {under[1]:.2f}; the judges "
+          f"there now (replaced ones not counted) "
+          f"{(judges_cpu - start_judges) / args.seconds:.2f}, "
+          f"the attacking process {attacker_cpu / args.seconds:.2f}; load average "
+          f"{os.getloadavg()[0]:.1f}")  # fmt: skip
     return 0 if p95(attacked) < GOAL else 1
 
 

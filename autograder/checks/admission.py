@@ -139,8 +139,8 @@ class Gate:
         limits = self.limits
         self._paused_until[user] = self.clock() + limits.cool_down
         return (
-            f"the check took more than {limits.deadline:g} s of the judge's time and was stopped; "
-            f"your next check "
+            f"the check took more than {limits.deadline:g} s of the judge's time (or too long in "
+            f"all) and was stopped; your next check "
             f"is taken in {limits.cool_down:g} s (if your kernel has run a great many cells, "
             "restart it and run the notebook from the top)"
         )

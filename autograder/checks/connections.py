@@ -32,6 +32,10 @@ RESERVE = 64  # descriptors kept free of connections: judges' channels, the hub,
 PAUSE = 0.5  # s without accepting once descriptors ran out
 FREED_WHEN_OUT = 16  # waiting connections closed when descriptors ran out
 ACCEPTED_AT_ONCE = 128  # connections accepted per wake-up (as tornado's loop)
+BACKLOG = 4096  # connections the kernel queues for accepting (the system may cap it): with
+# tornado's 128, a flood of connections filled the queue, and a learner's connection was
+# dropped and retried after 1, 3, 7 ... s
+RECEIVE_BUFFER = 128 * 1024  # bytes a connection's kernel buffer holds unread
 OUT_OF_DESCRIPTORS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
@@ -91,7 +95,10 @@ class CheckServer(HTTPServer):
         """Listen on `host`:`port`, holding at most `max_connections` connections."""
         self.max_connections = max_connections
         self.held = {}
-        for listening in bind_sockets(port, host):
+        for listening in bind_sockets(port, host, backlog=BACKLOG):
+            # what a client may send before the service reads it: a request refused from
+            # its headers (no token) costs the kernel this much, not its whole body
+            listening.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
             self._accept_on(listening)
 
     def _accept_on(self, listening: socket.socket) -> None:

@@ -14,8 +14,10 @@ Run by the hub as a managed service (`hub.add_check_service`), which passes its 
 token and prefix in JUPYTERHUB_* variables. One process serves HTTP (`connections.CheckServer`:
 bounded connections, timeouts) and asks the hub (asynchronously: its event loop never
 judges), and a pool of judges, forked after the warm-up (PyTorch, every exercise) so none
-pays for it, judges the bodies. A judge that has spent `Limits.deadline` seconds of CPU on
-one request (its own time, whatever else the machine runs) is killed and replaced, and the
+pays for it, judges the bodies. A judge that has spent `YIELD_AFTER` seconds of CPU on one
+request (more than any honest check takes) is niced, so judges of other checks go first,
+and replaced once it answers; one that has spent `Limits.deadline` seconds of CPU on one
+request (its own time, whatever else the machine runs) is killed and replaced, and the
 learner told. Nothing is stored and bodies are not logged.
 """
 
@@ -34,6 +36,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -56,6 +59,9 @@ from autograder.sandbox.workers import STATE_DIR, load_config
 PR_SET_PDEATHSIG = 1
 SPARE_JUDGES = 2  # judges beyond two per core: slow checks hold some, quick ones go on
 WATCHED_EVERY = 0.2  # s between looks at a busy judge's CPU time
+YIELD_AFTER = 0.5  # CPU s on one request (honest checks take hundredths): then niced
+NICENESS = 10  # a niced judge gets about a tenth of what a judge beside it gets
+WAITED = 30.0  # s in all a check may take: the learner's client waits this long
 TICKS = os.sysconf("SC_CLK_TCK")
 
 FRAME = struct.Struct("!I")  # length of each pickled message between service and judges
@@ -132,6 +138,8 @@ class Judges:
         self.limits = limits or Limits()
         self.pids: dict[socket.socket, int] = {}  # the service's end of each judge's pair
         self.stopped = 0  # judges killed at their deadline
+        self.niced: set[int] = set()  # judges past YIELD_AFTER on their request
+        self.replaced: set[int] = set()  # niced judges whose place a new judge took
         for _ in range(processes):
             self._fork()
         self._idle: asyncio.Queue[socket.socket] | None = None
@@ -161,39 +169,69 @@ class Judges:
             for channel in self.pids:
                 self._idle.put_nowait(channel)
         channel = await self._idle.get()
+        pid = self.pids[channel]
         exchange = asyncio.ensure_future(self._exchange(channel, (action, user, body)))
         try:
-            answer: tuple[int, bytes] = await self._within_deadline(self.pids[channel], exchange)
+            answer: tuple[int, bytes] = await self._within_deadline(pid, exchange)
         except BaseException as error:
             # its answer may still come: no later request may read it, so a new judge
-            self._bury(channel)
-            self._idle.put_nowait(self._fork())
+            self._retire(channel)
             if isinstance(error, TimeoutError):
                 self.stopped += 1
                 raise DeadlinePassed from None
             if isinstance(error, OSError | EOFError | pickle.UnpicklingError):
                 return 503, json.dumps({"error": "a judge stopped: check again"}).encode()
             raise
-        self._idle.put_nowait(channel)
+        if pid in self.niced:  # a fresh judge, at the usual priority
+            self._retire(channel)
+        else:
+            self._idle.put_nowait(channel)
         return answer
+
+    def _retire(self, channel: socket.socket) -> None:
+        """End the judge on `channel`; a new one takes its place unless one already has."""
+        replaced = self.pids[channel] in self.replaced
+        self._bury(channel)
+        if not replaced:
+            self._put_fresh()
+
+    def _put_fresh(self) -> None:
+        assert self._idle is not None
+        self._idle.put_nowait(self._fork())
+
+    def _yield(self, pid: int) -> None:
+        """The judge `pid` works on a heavy check: it goes last, and while it does, a new
+        judge (up to twice `processes` in all) takes checks in its place."""
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, pid, NICENESS)
+        self.niced.add(pid)
+        if len(self.pids) < 2 * self.processes:
+            self.replaced.add(pid)
+            self._put_fresh()
 
     async def _within_deadline(self, pid: int, exchange: asyncio.Future[Any]) -> Any:
         """`exchange`'s result; TimeoutError once the judge `pid` has spent more than
         `limits.deadline` CPU seconds on it (CPU, not the clock: a busy machine slows a
-        check, it does not make it cost more)."""
-        started = _cpu_seconds(pid)
+        check, it does not make it cost more), or WAITED seconds in all (the learner's
+        kernel has stopped waiting)."""
+        started, until = _cpu_seconds(pid), time.monotonic() + WAITED
         try:
             while True:
                 done, _ = await asyncio.wait({exchange}, timeout=WATCHED_EVERY)
                 if done:
                     return exchange.result()
-                if _cpu_seconds(pid) - started > self.limits.deadline:
+                spent = _cpu_seconds(pid) - started
+                if spent > self.limits.deadline or time.monotonic() > until:
                     raise TimeoutError
+                if spent > YIELD_AFTER and pid not in self.niced:
+                    self._yield(pid)
         finally:
             exchange.cancel()
 
     def _bury(self, channel: socket.socket) -> None:
         pid = self.pids.pop(channel)
+        self.niced.discard(pid)
+        self.replaced.discard(pid)
         channel.close()
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)

@@ -275,7 +275,8 @@ def test_a_check_past_its_deadline_is_stopped_and_the_learner_told(
         autograder_client.ask("check", heavy_check())
     message = str(stopped.value)
     assert message.startswith(
-        "⚠ Not checked: the check took more than 1 s of the judge's time and was stopped"
+        "⚠ Not checked: the check took more than 1 s of the judge's time (or too long in all) "
+        "and was stopped"
     )
     assert "your next check is taken in 600 s" in message
     after = judges(strict)
