@@ -320,7 +320,7 @@ def answer_texts() -> list[str]:
             for block in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", source, re.S):
                 if block.strip().count("\n") >= 1 or len(block.strip()) >= 30:
                     found.add(block.strip())
-    spec_files = [*(REPO / "autograder" / "exercises").glob("*.py")]
+    spec_files = [*(REPO / "autograder" / "specs").glob("*.py")]
     spec_files += [*(REPO / "autograder" / "answers").glob("*.py")]
     for path in spec_files:
         tree = ast.parse(path.read_text())

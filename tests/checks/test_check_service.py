@@ -101,7 +101,7 @@ def test_a_student_account_finds_no_answer_to_read(students_env: StudentsEnviron
     needles = answer_texts()
     assert len(needles) > 100
     with open_folder() as planted, student_account() as student:
-        shutil.copytree(REPO / "autograder" / "exercises", planted / "exercises")
+        shutil.copytree(REPO / "autograder" / "specs", planted / "specs")
         shutil.copytree(REPO / "solutions", planted / "solutions")
         subprocess.run(["chmod", "-R", "go+rX", str(planted)], check=True)
         places = [students_env.root, REPO / "course", REPO / "exercises", planted]
