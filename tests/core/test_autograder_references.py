@@ -198,6 +198,21 @@ def test_importing_autograder_does_not_import_torch() -> None:
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.processes
+def test_importing_autograder_and_its_command_loads_nothing_heavy() -> None:
+    """`import autograder` and `autograder.cli` load no learner stack, no PyTorch, no
+    nbgrader, no SymPy: a command pays for what it runs, and `Exercise` still imports."""
+    heavy = ["torch", "nbgrader", "sympy", "autograder.learner.check", "autograder.diagnosis"]
+    code = (
+        f"import autograder, autograder.cli, sys; print([m for m in {heavy!r} if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    code = "from autograder import Exercise; print(Exercise.__module__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "autograder.learner.check"
+
+
 @pytest.mark.parametrize("exercise", EXERCISES)
 def test_stored_references_are_the_computed_ones(exercise: str, tmp_path: Path) -> None:
     """A grader keeps references in its state folder; read back, they are PyTorch's values."""
