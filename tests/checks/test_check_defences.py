@@ -161,16 +161,17 @@ def test_no_body_is_read_before_the_token_is_checked(strict: CheckHub) -> None:
 
 
 def test_a_made_up_token_costs_the_hub_one_question(strict: CheckHub) -> None:
-    """The hub's no is remembered: the same made-up token sent again is refused without
-    asking the hub. The hub's log counts its noes; another made-up token, sent last, is
-    one asked about: once its no is in the log, so is every no before it."""
+    """The hub's no is remembered: the same made-up token sent 10 times is asked about
+    once. The hub's log counts its noes; another made-up token, sent last, is one asked
+    about: once its no is in the log, so is every no before it (a test before this one
+    may add one that came late: at most 3 in all, where 11 would be asked without)."""
     before = hub_refusals(strict)
-    for _ in range(6):
+    for _ in range(10):
         status, error = refusal(strict, "exercise", {"exercise": NEURON}, "made-up-once")
         assert (status, error) == (403, "the hub does not know this token")
     refusal(strict, "exercise", {"exercise": NEURON}, "made-up-last")
     wait_for(lambda: hub_refusals(strict) >= before + 2)
-    assert hub_refusals(strict) == before + 2
+    assert hub_refusals(strict) - before <= 3
     strict.ask("exercise", {"exercise": NEURON}, strict.tokens["ada"], url=strict.direct_checks_url)
 
 
