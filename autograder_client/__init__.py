@@ -38,7 +38,8 @@ __all__ = ["AnswerMismatch", "CheckUnavailable", "Exercise"]
 
 URL_VARIABLE = "AUTOGRADER_CHECKS_URL"
 TIMEOUT_VARIABLE = "AUTOGRADER_CHECKS_TIMEOUT"
-DEFAULT_TIMEOUT = 10.0
+DEFAULT_TIMEOUT = 30.0  # s: past the service's deadline (5 s of a judge's CPU) on a busy machine
+SAID_WHY = (413, 429, 503, 504)  # the service's refusals whose reason the learner reads
 MAX_CELLS = 2000  # the service reads at most this many of a kernel's latest cells
 LONG_HISTORY = (
     "\n  This kernel has run more than {count} cells, and only the last {count} are read: "
@@ -93,6 +94,8 @@ def ask(action: str, request: dict[str, Any]) -> dict[str, Any]:
             raise _unavailable(
                 f"the hub did not let this kernel ask ({reason or 'refused'})"
             ) from None
+        if error.code in SAID_WHY and reason:  # too large, not now, busy, stopped
+            raise _unavailable(reason) from None
         raise _unavailable(f"the check service failed (HTTP {error.code})") from None
     except TimeoutError:
         raise _unavailable(f"the check service did not answer within {timeout:g} s") from None

@@ -46,7 +46,7 @@ from autograder.learner.wire import encode_value  # noqa: E402
 EXERCISE = "03_a_neuron_by_hand"
 GOAL = 0.3
 TICKS = os.sysconf("SC_CLK_TCK")
-ROLES = {"checks.service": "service", "configurable-http-proxy": "proxy", "jupyterhub": "hub"}
+ROLES = {"checks.server": "service", "configurable-http-proxy": "proxy", "jupyterhub": "hub"}
 
 
 def check_request(round_number: int) -> dict[str, object]:

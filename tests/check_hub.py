@@ -65,8 +65,16 @@ c.JupyterHub.services = [{{"name": "test-admin", "api_token": {admin_token!r}}}]
 c.JupyterHub.load_roles = [
     {{"name": "test-admin", "scopes": ["admin:users", "tokens"], "services": ["test-admin"]}}
 ]
-add_check_service(c, sys.executable, {service_port})
+add_check_service(c, sys.executable, {service_port}, options={options!r})
 """
+
+
+def _limit_files(soft: int) -> None:
+    """In a child before exec: at most `soft` open descriptors (the hard limit kept)."""
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def free_port() -> int:
@@ -99,13 +107,21 @@ class CheckHub:
         return f"http://127.0.0.1:{self.service_port}/services/checks/"
 
     @classmethod
-    def start(cls, root: Path, learners: list[str]) -> CheckHub:
+    def start(
+        cls,
+        root: Path,
+        learners: list[str],
+        options: list[str] | None = None,
+        file_limit: int | None = None,
+    ) -> CheckHub:
+        """The hub, its check service run with `options` (its limits), each with at most
+        `file_limit` open descriptors if given (the soft limit, as many systems' 1024)."""
         root.mkdir(parents=True, exist_ok=True)
         port, service_port, admin = free_port(), free_port(), secrets.token_hex(16)
         config = CONFIG.format(
             port=port, hub_port=free_port(), proxy_api_port=free_port(), proxy=str(PROXY),
             pid_file=str(root / "proxy.pid"), root=root, admin_token=admin,
-            service_port=service_port,
+            service_port=service_port, options=options or [],
         )  # fmt: skip
         (root / "jupyterhub_config.py").write_text(config)
         log = open(root / "hub.log", "wb")  # noqa: SIM115 (closed with the process)
@@ -113,6 +129,7 @@ class CheckHub:
         process = subprocess.Popen(
             [str(VENV / "bin" / "jupyterhub"), "-f", str(root / "jupyterhub_config.py")],
             cwd=root, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            preexec_fn=None if file_limit is None else lambda: _limit_files(file_limit),
         )  # fmt: skip
         hub = cls(root, port, service_port, admin, process)
         try:
@@ -170,9 +187,11 @@ class CheckHub:
             answer: dict[str, Any] = json.loads(response.read())
             return answer
 
-    def log(self) -> str:
+    def log(self, whole: bool = False) -> str:
+        """The hub's log (its services' too): its end, or `whole`."""
         path = self.root / "hub.log"
-        return path.read_text(errors="replace")[-6000:] if path.exists() else ""
+        text = path.read_text(errors="replace") if path.exists() else ""
+        return text if whole else text[-6000:]
 
     def stop(self) -> None:
         """Stop the hub, and whatever it started that its own clean-up left running."""
@@ -301,7 +320,7 @@ def answer_texts() -> list[str]:
             for block in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", source, re.S):
                 if block.strip().count("\n") >= 1 or len(block.strip()) >= 30:
                     found.add(block.strip())
-    spec_files = [*(REPO / "autograder" / "exercises").glob("*.py")]
+    spec_files = [*(REPO / "autograder" / "specs").glob("*.py")]
     spec_files += [*(REPO / "autograder" / "answers").glob("*.py")]
     for path in spec_files:
         tree = ast.parse(path.read_text())

@@ -13,6 +13,8 @@ from typing import Any
 
 SERVICE = "checks"
 ACCESS = f"access:services!service={SERVICE}"
+STARTUP_TIMEOUT = 300  # s the hub waits for the service: it warms up (PyTorch, every
+# exercise, SymPy) before it listens, which took over JupyterHub's 30 s on a busy machine
 URL_VARIABLE = "AUTOGRADER_CHECKS_URL"  # read by autograder_client in the kernel
 SERVER_SCOPES = ["users:activity!user", "access:servers!server", ACCESS]  # JupyterHub's
 # `server` role plus the service
@@ -24,15 +26,22 @@ def service_url(port: int) -> str:
 
 
 def add_check_service(
-    c: Any, python: str, port: int, user: str | None = None, course_dir: str | None = None
+    c: Any,
+    python: str,
+    port: int,
+    user: str | None = None,
+    course_dir: str | None = None,
+    options: list[str] | None = None,
 ) -> None:
     """Add the check service to the hub config `c`; `python` runs it, as `user` if given,
-    with the numbers of the course in `course_dir` (its id and secret) if given."""
-    command = [python, "-m", "autograder.checks.server"]
+    with the numbers of the course in `course_dir` (its id and secret) if given, and the
+    service's command-line `options` (its limits, e.g. ["--deadline", "5"])."""
+    command = [python, "-m", "autograder.checks.server", *(options or [])]
     service: dict[str, Any] = {
         "name": SERVICE,
         "url": service_url(port),
         "command": command + (["--course-dir", course_dir] if course_dir else []),
+        "timeout": STARTUP_TIMEOUT,
     }
     if user:
         service["user"] = user

@@ -2,11 +2,12 @@
 
 Every check carries the learner's hub API token, and only the hub knows whose it is.
 Asking it for every check costs the hub and the service a request each; a class's first
-checks would all ask at once. `TokenOwners` remembers the hub's yes for `ttl` seconds, for
-at most `size` tokens (the least recently used go first), and asks once for a token that
-many checks carry at the same moment. A no is never remembered (the next check asks
-again), nor a failure to ask: what the hub did not confirm is refused. Tokens are kept
-only as their SHA-256 digests.
+checks would all ask at once, and made-up tokens would each cost the hub a question.
+`TokenOwners` remembers the hub's yes for `ttl` seconds and its no for `no_ttl` seconds
+(a token made up again and again is asked about once in that time), each for at most
+`size` tokens (the least recently used go first), and asks once for a token that many
+checks carry at the same moment. A failure to ask is never remembered: what the hub did
+not confirm is refused. Tokens are kept only as their SHA-256 digests.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any
 
 Model = dict[str, Any]
 DEFAULT_TTL = 60.0  # s: a revoked token or a changed role is seen within a minute
-DEFAULT_SIZE = 10_000  # tokens: a large class, each with a few servers
+DEFAULT_NO_TTL = 10.0  # s: a token the hub refused is refused without asking meanwhile
+DEFAULT_SIZE = 10_000  # tokens: a large class, each with a few servers (and as many noes)
 
 
 class TokenOwners:
@@ -32,43 +34,47 @@ class TokenOwners:
         ttl: float = DEFAULT_TTL,
         size: int = DEFAULT_SIZE,
         clock: Callable[[], float] = time.monotonic,
+        no_ttl: float = DEFAULT_NO_TTL,
     ) -> None:
-        if ttl <= 0 or size <= 0:
-            raise ValueError("ttl and size must be positive")
+        if ttl <= 0 or size <= 0 or no_ttl <= 0:
+            raise ValueError("ttl, no_ttl and size must be positive")
         self.ask_hub = ask_hub
         self.ttl = ttl
+        self.no_ttl = no_ttl
         self.size = size
         self.clock = clock
         self._known: OrderedDict[str, tuple[float, Model]] = OrderedDict()
+        self._refused: OrderedDict[str, tuple[float, None]] = OrderedDict()
         self._asking: dict[str, asyncio.Future[Model | None]] = {}
         self.hub_asked = 0  # how many times the hub was asked (for tests and benchmarks)
 
     def __len__(self) -> int:
         return len(self._known)
 
-    def _remembered(self, key: str) -> Model | None:
-        entry = self._known.get(key)
+    def _remembered(self, key: str, kept: OrderedDict[str, tuple[float, Any]]) -> bool:
+        """Whether `kept` holds `key` still (an expired entry is dropped)."""
+        entry = kept.get(key)
         if entry is None:
-            return None
-        until, model = entry
-        if self.clock() >= until:
-            del self._known[key]
-            return None
-        self._known.move_to_end(key)
-        return model
+            return False
+        if self.clock() >= entry[0]:
+            del kept[key]
+            return False
+        kept.move_to_end(key)
+        return True
 
-    def _remember(self, key: str, model: Model) -> None:
-        self._known[key] = (self.clock() + self.ttl, model)
-        self._known.move_to_end(key)
-        while len(self._known) > self.size:
-            self._known.popitem(last=False)
+    def _remember(self, key: str, model: Any, kept: OrderedDict[str, Any], ttl: float) -> None:
+        kept[key] = (self.clock() + ttl, model)
+        kept.move_to_end(key)
+        while len(kept) > self.size:
+            kept.popitem(last=False)
 
     async def owner(self, token: str) -> Model | None:
         """Whom the hub says `token` belongs to; errors asking it propagate (uncached)."""
         key = hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
-        model = self._remembered(key)
-        if model is not None:
-            return model
+        if self._remembered(key, self._known):
+            return self._known[key][1]
+        if self._remembered(key, self._refused):
+            return None
         pending = self._asking.get(key)
         if pending is not None:  # another check with this token is asking right now
             return await asyncio.shield(pending)
@@ -87,7 +93,9 @@ class TokenOwners:
         else:
             future.set_result(model)
             if model is not None:
-                self._remember(key, model)
+                self._remember(key, model, self._known, self.ttl)
+            else:
+                self._remember(key, None, self._refused, self.no_ttl)
             return model
         finally:
             del self._asking[key]

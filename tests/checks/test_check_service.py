@@ -1,19 +1,20 @@
-"""The class check service, tested as students would meet it: a real JupyterHub, real
-kernels of a students' environment that holds no answer key.
+"""The class check service, tested as students would meet it: a real JupyterHub, real kernels
+of a students' environment that holds no answer key.
 
-A JupyterHub (its configurable-http-proxy, users and tokens made through its REST API)
-runs the check service through the class hook; each learner's kernel runs in a fresh
-venv holding only the answer-free `autograder` and `autograd_lessons` (see check_hub.py).
-Covered here: nothing a student can import or read (searched as an ordinary account)
-holds a model answer or spec text; checks say what self-study's checks say for the same
-answers, and a function that raises or code not defined yet is worded as in self-study;
-a forged JUPYTERHUB_USER or someone else's drawn cases change nothing; an unreachable,
-slow or refusing service, or a judge that died, gives "Not checked", never ✓ or ✗; the
-hub's answer on a token is remembered briefly and boundedly, a no never; the sandboxed
-grader (`autograder grade`) and the service agree on every test cell of the sample class.
-In a browser under `make class`: tests/hub/test_class_checks.py; the token cache alone:
-tests/checks/test_check_tokens.py. One file past 400 lines: these tests share one hub and one
-students' environment, each minutes to start.
+A JupyterHub (its configurable-http-proxy, users and tokens made through its REST API) runs
+the check service through the class hook; each learner's kernel runs in a fresh venv
+holding only the answer-free `autograder` and `autograd_lessons` (see check_hub.py).
+Covered here: nothing a student can import or read (searched as an ordinary account) holds
+a model answer or spec text; checks say what self-study's checks say for the same answers,
+and a function that raises or code not defined yet is worded as in self-study; a forged
+JUPYTERHUB_USER or someone else's drawn cases change nothing; an unreachable, slow or
+refusing service, or a judge that died, gives "Not checked", never ✓ or ✗; the hub's answer
+on a token is remembered briefly and boundedly, a no more briefly; the sandboxed grader
+(`autograder grade`) and the service agree on every test cell of the sample class. In a
+browser under `make class`: tests/hub/test_class_checks.py; the token cache alone:
+tests/checks/test_check_tokens.py; the service against a hostile student:
+tests/checks/test_check_defences.py. One file past 400 lines: these tests share one hub and
+one students' environment, each minutes to start.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def test_a_student_account_finds_no_answer_to_read(students_env: StudentsEnviron
     needles = answer_texts()
     assert len(needles) > 100
     with open_folder() as planted, student_account() as student:
-        shutil.copytree(REPO / "autograder" / "exercises", planted / "exercises")
+        shutil.copytree(REPO / "autograder" / "specs", planted / "specs")
         shutil.copytree(REPO / "solutions", planted / "solutions")
         subprocess.run(["chmod", "-R", "go+rX", str(planted)], check=True)
         places = [students_env.root, REPO / "course", REPO / "exercises", planted]
@@ -468,7 +469,7 @@ def test_practice_numbers_are_the_services(hub: CheckHub) -> None:
 
 @pytest.mark.processes
 def test_a_token_the_hub_does_not_know_is_refused(hub: CheckHub) -> None:
-    for _ in range(2):  # the refusal is not remembered as anything else
+    for _ in range(2):  # the refusal is remembered as a refusal, nothing else
         with pytest.raises(urllib.error.HTTPError) as refused:
             hub.ask("exercise", {"exercise": NEURON}, "not-a-token", url=hub.direct_checks_url)
         assert refused.value.code == 403
@@ -479,7 +480,7 @@ def test_a_token_the_hub_does_not_know_is_refused(hub: CheckHub) -> None:
 def test_a_judge_that_dies_is_replaced(hub: CheckHub) -> None:
     """Every judge killed: their checks get "no judge" (503), never a verdict, and the
     service answers again once they are replaced."""
-    [service] = [p for p in child_processes(hub.process.pid) if b"checks.service" in p[1]]
+    [service] = [p for p in child_processes(hub.process.pid) if b"checks.server" in p[1]]
     judges = [pid for pid, _ in child_processes(service[0])]
     assert judges
     for pid in judges:

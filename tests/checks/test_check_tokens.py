@@ -1,7 +1,7 @@
-"""The check service's memory of whose hub token is whose (`checks.tokens`):
-the hub's yes kept for a while and for so many tokens, its no never, one question per
-token at a time. The hub here is a coroutine answering from a table and counting the
-questions; the real hub's refusal is tested in tests/checks/test_check_service.py.
+"""The check service's memory of whose hub token is whose (`checks.tokens`): the hub's yes
+kept for a while and for so many tokens, its no for a shorter while, a failure to ask never,
+one question per token at a time. The hub here is a coroutine answering from a table and
+counting the questions; the real hub's refusal is tested in tests/checks/test_check_service.py.
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ class Hub:
         return self.known.get(token)
 
 
-def test_the_hubs_yes_is_remembered_for_a_while_and_its_no_never() -> None:
+def test_the_hubs_yes_is_remembered_for_a_while_and_its_no_briefly() -> None:
     now = [0.0]
     hub = Hub({"ada-token": {"name": "ada"}})
-    owners = TokenOwners(hub, ttl=60, size=10, clock=lambda: now[0])
+    owners = TokenOwners(hub, ttl=60, size=10, clock=lambda: now[0], no_ttl=10)
 
     async def run() -> None:
         assert await owners.owner("ada-token") == {"name": "ada"}
@@ -57,7 +57,14 @@ def test_the_hubs_yes_is_remembered_for_a_while_and_its_no_never() -> None:
         assert hub.asked == ["ada-token"] * 2  # expired: asked again
         for _ in range(3):
             assert await owners.owner("forged") is None
-        assert hub.asked.count("forged") == 3  # a no is asked again every time
+        assert hub.asked.count("forged") == 1  # the no is remembered ...
+        now[0] = 69.0
+        assert await owners.owner("forged") is None
+        assert hub.asked.count("forged") == 1
+        now[0] = 70.0
+        hub.known["forged"] = {"name": "eve"}  # ... for no_ttl only: a new yes is seen
+        assert await owners.owner("forged") == {"name": "eve"}
+        assert hub.asked.count("forged") == 2
         hub.error = RuntimeError("hub down")
         with pytest.raises(RuntimeError):
             await owners.owner("ben-token")
@@ -66,6 +73,22 @@ def test_the_hubs_yes_is_remembered_for_a_while_and_its_no_never() -> None:
 
     in_own_loop(run)
     assert "ada-token" not in repr(owners._known)  # kept as digests only
+    assert "forged" not in repr(owners._refused)
+
+
+def test_the_hubs_noes_are_bounded() -> None:
+    hub = Hub({})
+    owners = TokenOwners(hub, ttl=60, size=3, no_ttl=60)
+
+    async def run() -> None:
+        for i in range(5):
+            assert await owners.owner(f"made-up-{i}") is None
+        assert await owners.owner("made-up-4") is None  # among the last three: remembered
+        assert await owners.owner("made-up-0") is None  # the oldest went first: asked again
+        assert hub.asked == [f"made-up-{i}" for i in range(5)] + ["made-up-0"]
+        assert len(owners._refused) == 3
+
+    in_own_loop(run)
 
 
 def test_token_owners_are_bounded() -> None:
