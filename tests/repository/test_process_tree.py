@@ -8,9 +8,9 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-from process_tree import end, family
+from process_tree import alive, end, family
+from stall_guard import wait_until
 
 # A parent that starts a child in a new session (as JupyterHub starts its proxy), prints
 # the child's pid and waits.
@@ -21,14 +21,6 @@ child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
 print(child.pid, flush=True)
 time.sleep(300)
 """
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def test_a_child_in_its_own_session_outlives_its_parent_until_ended() -> None:
@@ -43,10 +35,7 @@ def test_a_child_in_its_own_session_outlives_its_parent_until_ended() -> None:
         time.sleep(0.2)
         assert alive(child)
         assert end(noted) == [child]
-        deadline = time.monotonic() + 10
-        while alive(child) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not alive(child)
+        wait_until(lambda: not alive(child), "the killed child", [], stall=60)
     finally:
         for pid in (parent.pid, child):
             with contextlib.suppress(ProcessLookupError):
