@@ -13,8 +13,10 @@ limit).
 - `run(command, what=...)`: `subprocess.run` with capture, killed (with everything it
   started) and `Stalled` raised when it stops making progress.
 - `communicate(process, what)`: the same for a `Popen` already started.
+- `wait(process, what)`: `process.wait()` while its process tree uses CPU time.
+- `wait_for_server(up, what, process, log)`: until a server answers, while it works.
 - `wait_until(condition, what, signs)`: poll `condition` while `signs` keep changing (e.g.
-  `cpu_of(server.pid)`, `size_of(log)`).
+  `cpu_of(process.pid)`, `size_of(log)`, `work_below(server.pid)`).
 """
 
 from __future__ import annotations
@@ -43,24 +45,32 @@ class Stalled(AssertionError):
     """A watched process or wait made no progress for its `stall` seconds."""
 
 
-def _ticks(pid: int) -> int:
-    """CPU ticks of `pid` and of its reaped children (utime, stime, cutime, cstime)."""
+def _ticks(pid: int, own: bool = True) -> int:
+    """CPU ticks of `pid` (unless not `own`) and of its reaped children (utime, stime,
+    cutime, cstime)."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return 0
     fields = text[text.rindex(")") + 2 :].split()  # the name, in parentheses, may hold spaces
-    return sum(int(value) for value in fields[11:15])
+    return sum(int(value) for value in fields[11 if own else 13 : 15])
 
 
-def cpu_ticks(pid: int) -> int:
-    """CPU ticks used so far by `pid` and every process below it (reaped ones included)."""
-    return sum(_ticks(p) for p in descendants(pid))
+def cpu_ticks(pid: int, own: bool = True) -> int:
+    """CPU ticks used so far by `pid` (unless not `own`) and every process below it,
+    reaped ones included."""
+    return sum(_ticks(p, own or p != pid) for p in descendants(pid))
 
 
 def cpu_of(pid: int) -> Sign:
     """A sign of progress: the CPU time of `pid`'s process tree."""
     return lambda: cpu_ticks(pid)
+
+
+def work_below(pid: int) -> Sign:
+    """A sign of progress for a server that polls while idle (its own CPU time would grow
+    forever): the CPU time of the processes it started (workers, kernels, a proxy)."""
+    return lambda: cpu_ticks(pid, own=False)
 
 
 def size_of(path: Path) -> Sign:
@@ -112,6 +122,35 @@ def wait_until(
         watch.check()
         time.sleep(POLL_SECONDS / 2)
     return result
+
+
+def wait(
+    process: subprocess.Popen[Any],
+    what: str,
+    signs: Sequence[Sign] | None = None,
+    stall: float = STALL_SECONDS,
+) -> int:
+    """`process.wait()` while `signs` (default: its process tree's CPU time) change; its
+    exit code. `Stalled` (the process left running) when they stop first."""
+    signs = [cpu_of(process.pid)] if signs is None else signs
+    wait_until(lambda: process.poll() is not None, what, signs, stall)
+    return process.wait()
+
+
+def wait_for_server(
+    up: Callable[[], bool],
+    what: str,
+    process: subprocess.Popen[Any],
+    log: Path,
+    stall: float = STALL_SECONDS,
+) -> None:
+    """Poll `up()` while the server's `log` grows or the processes it started use CPU time
+    (installing, starting a proxy...); `Stalled`, with the log's end, when neither moves."""
+    try:
+        wait_until(up, what, [size_of(log), work_below(process.pid)], stall)
+    except Stalled as stalled:
+        tail = log.read_text(errors="replace")[-6000:] if log.exists() else ""
+        raise Stalled(f"{stalled}\n--- {log}\n{tail}") from None
 
 
 def _drain(stream: Any, into: list[bytes]) -> None:
