@@ -34,7 +34,8 @@ from typing import Any, TypeVar
 from process_tree import descendants, end, family
 
 STALL_SECONDS = 300.0  # nothing at all moved for this long: hung, on any machine
-POLL_SECONDS = 0.5
+POLL_SECONDS = 0.5  # how often a wait looks whether it is over
+READ_SECONDS = 5.0  # how often it reads the signs of progress (at most)
 TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
 
 Sign = Callable[[], object]  # a reading that changes while the work progresses
@@ -90,14 +91,20 @@ class Watch:
 
     def __init__(self, what: str, signs: Sequence[Sign], stall: float = STALL_SECONDS) -> None:
         self.what, self.signs, self.stall = what, list(signs), stall
-        self.started = self.moved = time.monotonic()
+        self.started = self.moved = self.read = time.monotonic()
         self.last = [sign() for sign in self.signs]
+        # reading a process tree's CPU time scans /proc (milliseconds): a few times a
+        # stall window is plenty
+        self.every = min(READ_SECONDS, stall / 5)
 
     def stalled(self) -> bool:
-        """Read the signs; True when none has changed for `stall` seconds."""
-        now, readings = time.monotonic(), [sign() for sign in self.signs]
-        if readings != self.last:
-            self.last, self.moved = readings, now
+        """Read the signs (at most every `self.every` s); True when none has changed for
+        `stall` seconds."""
+        now = time.monotonic()
+        if now - self.read >= self.every:
+            readings, self.read = [sign() for sign in self.signs], now
+            if readings != self.last:
+                self.last, self.moved = readings, now
         return now - self.moved >= self.stall
 
     def message(self, detail: str = "") -> str:

@@ -30,7 +30,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -332,6 +332,18 @@ class Notebook:
         if dialog.count() and dialog.first.is_visible():
             dialog.first.locator(".jp-Dialog-button.jp-mod-accept").click()
             expect(dialog).to_have_count(0)
+
+    def while_working(self, expectation: Callable[[int], None], what: str) -> None:
+        """`expectation(timeout_ms)` (a Playwright `expect`), tried again each second for as
+        long as the server's kernels compute or its log grows: a kernel's work has no
+        fixed duration; `Stalled` when nothing moves."""
+        watch = self.server.watch(f"{self.path}: {what}")
+        while True:
+            try:
+                expectation(1000)
+                return
+            except AssertionError:
+                watch.check()
 
     def wait_for_kernel_idle(self) -> None:
         """Until the kernel is connected and idle (toolbar indicator and status bar), for

@@ -17,12 +17,12 @@ import nbformat
 import pytest
 import stall_guard
 from accounts import NOBODY, as_account
+from courses import make_course
 from nbgrader.api import Gradebook
 
 from autograder.authoring.sample_class import (
     expected_scores,
     gradebook_scores,
-    make_course,
     submit_sample_class,
 )
 from autograder.cli import main

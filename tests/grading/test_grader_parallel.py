@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 import stall_guard
+from courses import make_course
 from nbgrader_course import AUTOGRADE_SEED, shared_autograded_course, shared_graded_course
 
-from autograder.authoring.sample_class import make_course, submit_sample_class
+from autograder.authoring.sample_class import submit_sample_class
 
 REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENTS = sorted(p.name for p in (REPO / "solutions").iterdir() if p.is_dir())
