@@ -365,18 +365,20 @@ def disk_cached(cache: Path, key: str, workdir: Path, build: Callable[[Path], No
     kept in `cache` under `key`: built once, copied after. True when it was copied.
 
     An entry appears whole or not at all: built in a hidden staging folder and renamed into
-    place. Everything happens under an exclusive lock on the cache, so a hidden folder seen
-    there is a killed run's, and removed; so are entries beyond the `KEEP_ENTRIES` last used.
+    place; one leaves the same way (renamed, then removed). A key's lock is held while its
+    entry is built or copied, so two sessions never build the same key at once, a hidden
+    folder of the key seen under its lock is a killed run's (removed), and an entry in use
+    is never pruned. Other keys build side by side. The `KEEP_ENTRIES` last used are kept.
     """
     cache.mkdir(parents=True, exist_ok=True)
     entry = cache / key
-    with open(cache / ".lock", "w") as lock:
+    with open(cache / f".lock-{key}", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        for stale in cache.glob(".staging-*"):
+        for stale in [*cache.glob(f".staging-{key}-*"), *cache.glob(f".removed-{key}-*")]:
             shutil.rmtree(stale, ignore_errors=True)
         reused = entry.is_dir()
         if not reused:
-            staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=cache))
+            staging = Path(tempfile.mkdtemp(prefix=f".staging-{key}-", dir=cache))
             try:
                 build(staging / "entry")
                 (staging / "entry").rename(entry)
@@ -384,14 +386,27 @@ def disk_cached(cache: Path, key: str, workdir: Path, build: Callable[[Path], No
                 shutil.rmtree(staging, ignore_errors=True)
         os.utime(entry)  # last used: kept longest
         shutil.copytree(entry, workdir, symlinks=True)
-        entries = sorted(
-            (p for p in cache.iterdir() if p.is_dir() and not p.name.startswith(".")),
-            key=lambda p: p.stat().st_mtime,
-            reverse=True,
-        )
-        for old in entries[KEEP_ENTRIES:]:
-            shutil.rmtree(old, ignore_errors=True)
+    _prune(cache)
     return reused
+
+
+def _prune(cache: Path) -> None:
+    """Remove the entries beyond the `KEEP_ENTRIES` last used, but none in use."""
+    entries = sorted(
+        (p for p in cache.iterdir() if p.is_dir() and not p.name.startswith(".")),
+        key=lambda p: p.stat().st_mtime,
+        reverse=True,
+    )
+    for old in entries[KEEP_ENTRIES:]:
+        with open(cache / f".lock-{old.name}", "a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # being built or copied
+            leaving = Path(tempfile.mkdtemp(prefix=f".removed-{old.name}-", dir=cache))
+            old.rename(leaving / "entry")
+            shutil.rmtree(leaving, ignore_errors=True)
+        # its lock file stays (empty): removing it could let two sessions lock the key at once
 
 
 def cached_grade_sample_class(

@@ -5,9 +5,12 @@ The run here is real but small: one assignment, one student."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 from pathlib import Path
 
+import nbgrader_course
 import pytest
 from nbgrader_course import (
     RECORD,
@@ -89,14 +92,37 @@ def test_a_build_that_fails_or_was_killed_leaves_no_entry(tmp_path: Path) -> Non
 
     with pytest.raises(RuntimeError, match="the run failed"):
         disk_cached(cache, "key", tmp_path / "one", failing)
-    assert [p.name for p in cache.iterdir()] == [".lock"]
-    (cache / ".staging-killed").mkdir()  # what a killed run leaves: removed by the next
+    assert [p.name for p in cache.iterdir()] == [".lock-key"]
+    (cache / ".staging-key-killed").mkdir()  # what a killed run leaves: removed by the next
 
     def working(folder: Path) -> None:
         folder.mkdir()
         (folder / RECORD).write_text("whole")
 
     assert disk_cached(cache, "key", tmp_path / "two", working) is False
-    assert sorted(p.name for p in cache.iterdir()) == [".lock", "key"]
+    assert sorted(p.name for p in cache.iterdir()) == [".lock-key", "key"]
     assert disk_cached(cache, "key", tmp_path / "three", failing) is True  # not built again
     assert (tmp_path / "three" / RECORD).read_text() == "whole"
+
+
+def test_the_last_used_entries_are_kept_and_none_in_use_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(nbgrader_course, "KEEP_ENTRIES", 3)
+
+    def write(folder: Path) -> None:
+        folder.mkdir()
+        (folder / RECORD).write_text(folder.parent.name)
+
+    for number, key in enumerate(["a", "b", "c"]):
+        disk_cached(cache, key, tmp_path / f"use{number}", write)
+    for key, used in (("a", 2), ("b", 0), ("c", 1)):  # last used: a, then c, then b
+        os.utime(cache / key, (used, used))
+    monkeypatch.setattr(nbgrader_course, "KEEP_ENTRIES", 2)
+    with open(cache / ".lock-b", "a") as lock:  # b: in use by another session
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        disk_cached(cache, "d", tmp_path / "use3", write)  # keeps d and a; c and b go
+    entries = sorted(p.name for p in cache.iterdir() if not p.name.startswith(".staging"))
+    locks = [".lock-a", ".lock-b", ".lock-c", ".lock-d"]
+    assert entries == [*locks, "a", "b", "d"]  # b: left while in use
