@@ -12,7 +12,7 @@ PORT   ?= 8888
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test lint typecheck unit notebooks browser exercises assign autograde report grade \
+.PHONY: help lab test check lint typecheck unit notebooks browser exercises assign autograde report grade \
         class bench system axe clean clean-grades postgres
 
 help:  ## list the targets
@@ -44,6 +44,14 @@ test: $(STAMP) system axe $(HUB)/node_modules  ## set up everything, then run ev
 	@$(MAKE) --no-print-directory -k -j$(words $(TEST_PHASES)) --output-sync=target $(TEST_PHASES) \
 	  && echo "make test: every phase passed" \
 	  || { echo "make test: a phase failed (its output is above)"; exit 1; }
+
+# `make check`, the quick tier for the edit-test loop: lint, types, the generated files and
+# the in-process tests (tests/tiers.py: a test that starts a process is marked, and fails
+# when it is not). `make test` is everything, and what CI runs.
+QUICK_TIER := not (processes or nbgrader or sandbox or browser)
+check: test-checks $(STAMP)  ## the quick tier: lint, types, generated files, the in-process tests
+	$(BIN)/pytest tests --ignore=tests/hub --ignore=tests/browser -m "$(QUICK_TIER)" -q \
+	  -n $(WORKERS) --dist loadgroup -p no:cacheprovider
 
 test-checks: lint typecheck
 	$(BIN)/python -m autograder.authoring.notebooks --check

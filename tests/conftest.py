@@ -23,16 +23,25 @@ the rest keep their order.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 from _pytest.nodeid import coerce_node_id
-from every_test_runs import (  # noqa: F401  (the plugin's hooks: a skip fails under CI)
-    pytest_configure,
-    pytest_runtest_makereport,
-)
+
+pytest_plugins = [
+    "every_test_runs",  # a skip fails under CI and `make test`
+    "tiers",  # a test that starts a process carries a mark `make check` deselects
+]
 
 TESTS = Path(__file__).resolve().parent
+
+# The tests live in one folder per part of the source (tests/<part>/), each test module's
+# name unique in the tree; a few import another's helpers by that name (`from test_report
+# import ...`), whichever folders pytest happened to collect first.
+for part in sorted(TESTS.iterdir()):
+    if part.is_dir() and not part.name.startswith((".", "_")) and str(part) not in sys.path:
+        sys.path.append(str(part))
 
 # Module- or session-scoped fixtures that cost little and need no group.
 CHEAP = {"chromium_executable"}

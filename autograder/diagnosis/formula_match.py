@@ -46,7 +46,8 @@ MAX_CONFIRMED: Final = 8
 """Most matches SymPy confirms for one answer."""
 BUDGET_SECONDS: Final = 5.0
 """A safety net far above the usual cost (milliseconds, see `mistakes --corpus`): past it,
-nothing is named from the formula."""
+nothing is named from the formula. Counted in this thread's CPU time, not on the wall
+clock, so a busy machine (others' work) never changes what a learner is told."""
 _RELATED: Final = {
     # one family: two matches of these kinds explain the same thing in other words
     "missing": {"given_missing", "slope_missing", "factor_missing", "calls_missing"}
@@ -109,7 +110,7 @@ def read_formula(
     named; see the module."""
     import sympy  # noqa: F401  (loaded once, before the clock starts: its import is slow)
 
-    deadline = time.monotonic() + BUDGET_SECONDS
+    deadline = time.thread_time() + BUDGET_SECONDS
     try:
         world = Formulas(q, written, answers)
         return _search(world, value, deadline)
@@ -162,7 +163,7 @@ def _search(world: Formulas, value: float, deadline: float) -> Reading:
             pool += [e for e in edits if e.tier == tier]
         for edit in pool:
             tried += 1
-            if tried > MAX_CANDIDATES or time.monotonic() > deadline:
+            if tried > MAX_CANDIDATES or time.thread_time() > deadline:
                 return Reading(None, False)
             if constant and edit.tier == 2 and edit.reason not in ("relu_forgotten",):
                 continue
@@ -175,7 +176,7 @@ def _search(world: Formulas, value: float, deadline: float) -> Reading:
             if _same(world, right, top, edited):
                 found.append(edit)
         found = [e for e in found[:MAX_CONFIRMED] if _confirmed(world, e)]
-        if time.monotonic() > deadline:
+        if time.thread_time() > deadline:
             return Reading(None, False)
         if found:
             return Reading(_finding(world, found), True)

@@ -53,6 +53,7 @@ def assign(course: Path, *names: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.processes
 def test_python_older_than_the_pins_is_refused_before_pip() -> None:
     refused = run(sys.executable, REPO / "tools/check_python.py", "--version", "3.11.1", cwd=REPO)
     assert refused.returncode == 1
@@ -64,6 +65,7 @@ def test_python_older_than_the_pins_is_refused_before_pip() -> None:
     assert run(sys.executable, REPO / "tools/check_python.py", cwd=REPO).returncode == 0
 
 
+@pytest.mark.processes
 def test_setup_script_refuses_without_creating_a_venv(tmp_path: Path) -> None:
     """setup_venv.sh stops at the check: no venv, no pip (a fake 3.11.1 interpreter)."""
     fake = tmp_path / "python3.11.1"
@@ -79,6 +81,7 @@ def test_setup_script_refuses_without_creating_a_venv(tmp_path: Path) -> None:
     assert not (tmp_path / "venv").exists()
 
 
+@pytest.mark.processes
 def test_site_settings_live_outside_the_tracked_config(tmp_path: Path) -> None:
     course = course_copy(tmp_path)
     default = load_config(course)
@@ -173,6 +176,7 @@ def test_zip_collect_takes_canvas_blackboard_and_moodle_names(tmp_path: Path) ->
     assert not (submitted / "ada" / ASSIGNMENT / "timestamp.txt").exists()
 
 
+@pytest.mark.processes
 def test_make_clean_keeps_instructor_data(tmp_path: Path) -> None:
     shutil.copy(REPO / "Makefile", tmp_path)
     data = ["gradebook.db", "submitted/ada/a.ipynb", "autograded/ada/a.ipynb", "grades.csv"]
@@ -211,6 +215,7 @@ def test_nbgrader_generate_as_formgrader_runs_it_leaves_exercises_alone(tmp_path
     assert sum(gradebook_cells(course).values()) == 7
 
 
+@pytest.mark.processes
 def test_class_server_refuses_clearly_what_it_cannot_run(tmp_path: Path) -> None:
     """`make class` stops with exit 2 and the reason, before starting JupyterHub."""
     serve = [sys.executable, REPO / "deploy" / "hub" / "start_class.py"]
@@ -226,6 +231,7 @@ def test_class_server_refuses_clearly_what_it_cannot_run(tmp_path: Path) -> None
     assert not (course / ".class").exists()
 
 
+@pytest.mark.processes
 def test_class_refuses_a_python_some_user_cannot_run(tmp_path: Path) -> None:
     """`make class` checks first that every user can run the chosen Python: one reached
     only through a folder closed to others is refused, naming that folder."""

@@ -93,6 +93,7 @@ def code_cells(path: Path) -> list[tuple[str, str]]:
 # --- what a student can import or read ---------------------------------------------------
 
 
+@pytest.mark.processes
 def test_a_student_account_finds_no_answer_to_read(students_env: StudentsEnvironment) -> None:
     """Searched as an ordinary account: the students' environment, the lessons and the
     released exercises hold no answer; the same search finds the answer key where it is
@@ -122,6 +123,7 @@ def test_a_student_account_finds_no_answer_to_read(students_env: StudentsEnviron
     }  # fmt: skip
 
 
+@pytest.mark.processes
 def test_students_can_import_no_answer(students_env: StudentsEnvironment, hub: CheckHub) -> None:
     code = (
         "import importlib, autograder, autograd_lessons\n"
@@ -176,6 +178,7 @@ def masked(text: str) -> str:
 
 
 @pytest.mark.parametrize("learner", ["ada", "ben"])
+@pytest.mark.processes
 def test_checks_say_what_self_study_says(
     learner: str, students_env: StudentsEnvironment, hub: CheckHub, tmp_path: Path
 ) -> None:
@@ -199,6 +202,7 @@ def test_checks_say_what_self_study_says(
         assert served[given][0].split(":", 1)[1] == local[given][0].split(":", 1)[1]
 
 
+@pytest.mark.processes
 def test_raising_and_missing_code_is_worded_as_in_self_study(
     students_env: StudentsEnvironment, hub: CheckHub, tmp_path: Path
 ) -> None:
@@ -232,6 +236,7 @@ def test_raising_and_missing_code_is_worded_as_in_self_study(
 # --- whose numbers -----------------------------------------------------------------------
 
 
+@pytest.mark.processes
 def test_a_history_longer_than_the_service_reads_is_named(
     students_env: StudentsEnvironment, hub: CheckHub
 ) -> None:
@@ -251,6 +256,7 @@ def test_a_history_longer_than_the_service_reads_is_named(
         assert f"more than {MAX_CELLS} cells" in error and "Restart the kernel" in error
 
 
+@pytest.mark.processes
 def test_a_forged_user_name_changes_nothing(
     students_env: StudentsEnvironment, hub: CheckHub
 ) -> None:
@@ -288,6 +294,7 @@ def test_a_forged_user_name_changes_nothing(
 # --- no false verdicts ---------------------------------------------------------------------
 
 
+@pytest.mark.processes
 def test_no_service_no_verdict(students_env: StudentsEnvironment, hub: CheckHub) -> None:
     """Unreachable, silent or refusing: "Not checked", never ✓ or ✗."""
     silent = socket.socket()
@@ -438,6 +445,7 @@ def test_the_class_hub_config_adds_the_service(
     assert config.Spawner.environment["PATH"].startswith("/students/bin")  # their own env
 
 
+@pytest.mark.processes
 def test_practice_numbers_are_the_services(hub: CheckHub) -> None:
     """Practice numbers come sealed from the service: checked against them when sent back
     unchanged, refused when changed or sent by someone else."""
@@ -459,6 +467,7 @@ def test_practice_numbers_are_the_services(hub: CheckHub) -> None:
 # --- whose token, and judges that die ---------------------------------------------------
 
 
+@pytest.mark.processes
 def test_a_token_the_hub_does_not_know_is_refused(hub: CheckHub) -> None:
     for _ in range(2):  # the refusal is not remembered as anything else
         with pytest.raises(urllib.error.HTTPError) as refused:
@@ -467,6 +476,7 @@ def test_a_token_the_hub_does_not_know_is_refused(hub: CheckHub) -> None:
         assert "does not know this token" in json.loads(refused.value.read())["error"]
 
 
+@pytest.mark.processes
 def test_a_judge_that_dies_is_replaced(hub: CheckHub) -> None:
     """Every judge killed: their checks get "no judge" (503), never a verdict, and the
     service answers again once they are replaced."""

@@ -36,6 +36,7 @@ REPO = Path(__file__).resolve().parents[2]
 use_this_environment()  # nbgrader's gradebook runs `alembic` by name, from PATH
 
 
+@pytest.mark.processes
 def test_help_explains_the_command() -> None:
     result = subprocess.run(
         [str(BIN / "autograder"), "grade", "--help"], capture_output=True, text=True, check=True
@@ -51,6 +52,7 @@ def test_a_missing_course_directory_is_a_usage_error(
     assert "does not exist" in capsys.readouterr().err
 
 
+@pytest.mark.processes
 def test_without_bubblewrap_grading_refuses_and_says_how_to_proceed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -71,6 +73,7 @@ def test_check_sandbox_names_the_missing_tool() -> None:
         check_sandbox(Sandbox(bwrap="/nonexistent/bwrap"))
 
 
+@pytest.mark.processes
 def test_unknown_assignment_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")
     with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}"):
@@ -110,6 +113,7 @@ def small_course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return course
 
 
+@pytest.mark.processes
 def test_an_unknown_student_is_named_and_nothing_is_graded(
     small_course: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -119,6 +123,7 @@ def test_an_unknown_student_is_named_and_nothing_is_graded(
     assert not (small_course / "autograded").exists()
 
 
+@pytest.mark.processes
 def test_grading_refuses_where_limits_cannot_be_enforced(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -130,6 +135,7 @@ def test_grading_refuses_where_limits_cannot_be_enforced(
     assert "refusing to grade" in err and "cgroup" in err and "require_cgroups = False" in err
 
 
+@pytest.mark.processes
 def test_ctrl_c_stops_cleanly_and_a_rerun_finishes(small_course: Path) -> None:
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     command = [str(BIN / "autograder"), "grade", "--quiet", "-j", "1", "--seed", "3"]
@@ -162,6 +168,7 @@ def test_ctrl_c_stops_cleanly_and_a_rerun_finishes(small_course: Path) -> None:
     )
 
 
+@pytest.mark.processes
 def test_learner_chosen_names_reach_the_terminal_escaped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -216,6 +223,7 @@ EVERY = [*GRADING, ["report"]]
     ],
     ids=["syntax", "name", "value"],
 )
+@pytest.mark.processes
 def test_a_broken_configuration_is_one_line_naming_the_file(
     site: str,
     said: str,
@@ -233,6 +241,7 @@ def test_a_broken_configuration_is_one_line_naming_the_file(
     assert not (course / "autograded").exists()
 
 
+@pytest.mark.processes
 def test_a_missing_site_config_named_by_the_environment_is_an_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -243,6 +252,7 @@ def test_a_missing_site_config_named_by_the_environment_is_an_error(
     assert "NBGRADER_SITE_CONFIG names" in err and "nowhere.py" in err
 
 
+@pytest.mark.processes
 def test_a_secret_that_is_empty_or_not_a_file_stops_grading(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -264,6 +274,7 @@ def test_a_secret_that_is_empty_or_not_a_file_stops_grading(
     assert sorted(p.name for p in secret.parent.iterdir()) == ["givens_secret"]  # no logs
 
 
+@pytest.mark.processes
 def test_a_secret_the_instructor_cannot_read_stops_grading_before_anything_runs() -> None:
     """`sudo autograder secret` leaves a secret only root may read: an instructor grading
     without it would give every learner numbers that are not theirs."""
@@ -290,6 +301,7 @@ def test_a_secret_the_instructor_cannot_read_stops_grading_before_anything_runs(
         shutil.rmtree(folder)
 
 
+@pytest.mark.processes
 def test_the_secret_is_made_once_and_whole(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -320,6 +332,7 @@ def hand_in(course: Path, student: str, cells: list[Any], like: Any) -> None:
     nbformat.write(notebook, folder / f"{ASSIGNMENT}.ipynb")
 
 
+@pytest.mark.processes
 def test_what_cannot_be_graded_fails_with_its_reason_and_nothing_is_lost(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -382,6 +395,7 @@ def test_what_cannot_be_graded_fails_with_its_reason_and_nothing_is_lost(
     assert (course / "autograded").read_text() == "not a folder"
 
 
+@pytest.mark.processes
 def test_nothing_to_grade_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     course = bare_course(tmp_path / "course")
     assert main(["grade", "--no-sandbox", "--quiet", "--course-dir", str(course)]) == 0
@@ -390,6 +404,7 @@ def test_nothing_to_grade_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "nothing to grade: submitted/ holds no hand-in of any recorded assignment" in err
 
 
+@pytest.mark.processes
 def test_serve_refuses_an_assignment_not_in_the_gradebook_before_serving(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -410,6 +425,7 @@ def test_an_interval_that_is_not_a_positive_number_is_a_usage_error(
     assert f"{interval!r} is not a positive number of seconds" in capsys.readouterr().err
 
 
+@pytest.mark.processes
 def test_clean_grades_says_when_there_was_no_gradebook(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -475,6 +491,7 @@ def test_a_notebook_that_leaves_false_flags_out_is_not_called_tampered() -> None
     assert notes == [f"{ASSIGNMENT}: changed nbgrader metadata 'task' of {grade_id!r}"]
 
 
+@pytest.mark.processes
 def test_a_folder_the_grader_cannot_read_fails_that_student_alone() -> None:
     """An instructor grading a class where one student's folder is not readable to them:
     that student fails with the reason, the others are graded."""

@@ -91,6 +91,7 @@ def test_givens_follow_the_rules(exercise: str) -> None:
 
 
 @pytest.mark.parametrize("exercise", EXERCISES)
+@pytest.mark.processes
 def test_learners_get_different_numbers_and_the_same_ones_every_time(exercise: str) -> None:
     a, b = learner_givens(exercise, "alice"), learner_givens(exercise, "bob")
     assert a != b
@@ -190,10 +191,26 @@ def test_results_are_cached_and_callers_cannot_change_them() -> None:
     assert "dL_dw" in reference_quantities(NEURON.name, ROW)
 
 
+@pytest.mark.processes
 def test_importing_autograder_does_not_import_torch() -> None:
     code = "import autograder, autograder.learner.check, sys; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.processes
+def test_importing_autograder_and_its_command_loads_nothing_heavy() -> None:
+    """`import autograder` and `autograder.cli` load no learner stack, no PyTorch, no
+    nbgrader, no SymPy: a command pays for what it runs, and `Exercise` still imports."""
+    heavy = ["torch", "nbgrader", "sympy", "autograder.learner.check", "autograder.diagnosis"]
+    code = (
+        f"import autograder, autograder.cli, sys; print([m for m in {heavy!r} if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    code = "from autograder import Exercise; print(Exercise.__module__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "autograder.learner.check"
 
 
 @pytest.mark.parametrize("exercise", EXERCISES)

@@ -101,6 +101,7 @@ def secret_course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return course
 
 
+@pytest.mark.processes
 def test_the_secret_is_private_and_made_once(secret_course: Path) -> None:
     path = secret_course / SECRET_FILE
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -119,6 +120,7 @@ def test_the_secret_is_private_and_made_once(secret_course: Path) -> None:
     assert not [p for p in released if p.name == SECRET_FILE.name]
 
 
+@pytest.mark.processes
 def test_grader_and_autograde_kernel_agree_on_the_instructor_side(secret_course: Path) -> None:
     """What `nbgrader autograde` runs in autograded/<student>/<assignment>/ reads the
     course's secret, as the grader does: the same numbers."""
@@ -138,6 +140,7 @@ def test_grader_and_autograde_kernel_agree_on_the_instructor_side(secret_course:
     assert learner_givens(EXERCISE, "ada", learner_side, key) == givens_for(EXERCISE, "ada", site)
 
 
+@pytest.mark.processes
 def test_the_check_service_gives_the_graders_numbers(secret_course: Path) -> None:
     """Where checks run on the instructor's side (the class's check service), the numbers
     a learner is given are the grader's: the course's id and secret."""

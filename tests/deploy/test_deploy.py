@@ -617,6 +617,7 @@ def test_gate_forwards_truthful_hand_ins_and_refuses_the_rest(tmp_path: Path) ->
     assert fresh.exists()
 
 
+@pytest.mark.processes
 def test_gate_delivers_what_nbgrader_released_to_its_student_only(tmp_path: Path) -> None:
     gate = load_gate()
     exchange, course = tmp_path / "exchange", tmp_path / "course"

@@ -67,6 +67,7 @@ def course() -> Iterator[Path]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.mark.processes
 def test_a_closed_course_folder_keeps_the_sqlite_gradebook_from_others(course: Path) -> None:
     gradebook = course / "gradebook.db"
     assert open_as("nobody", gradebook).startswith("OPENED"), "the attempt could not succeed"

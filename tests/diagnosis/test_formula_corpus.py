@@ -208,6 +208,7 @@ SAME_WORDS = [
 ]
 
 
+@pytest.mark.processes
 def test_the_notebook_check_and_the_grader_give_the_same_message() -> None:
     import json
     import os

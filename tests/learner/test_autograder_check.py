@@ -414,6 +414,7 @@ def ipython(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str
     return result
 
 
+@pytest.mark.processes
 def test_ipython_by_hand_passes(ipython: dict[str, list[dict[str, Any]]]) -> None:
     given, last = ipython["by_hand"][1], ipython["by_hand"][-1]
     shown = ", ".join(
@@ -423,6 +424,7 @@ def test_ipython_by_hand_passes(ipython: dict[str, list[dict[str, Any]]]) -> Non
     assert last == {"ok": True, "out": f"✓ dL/dw = {DW} matches PyTorch\n", "error": None}
 
 
+@pytest.mark.processes
 def test_ipython_follow_on_points_at_the_earlier_part(
     ipython: dict[str, list[dict[str, Any]]],
 ) -> None:
@@ -434,6 +436,7 @@ def test_ipython_follow_on_points_at_the_earlier_part(
     assert f"Consistent with your dL/da = {half}" in last["out"] and "fix Part D" in last["out"]
 
 
+@pytest.mark.processes
 def test_ipython_practice_numbers_are_fresh_and_not_graded(
     ipython: dict[str, list[dict[str, Any]]],
 ) -> None:
@@ -444,6 +447,7 @@ def test_ipython_practice_numbers_are_fresh_and_not_graded(
     assert practice[8]["ok"] and f"✓ dL/dw = {DW}" in practice[8]["out"]
 
 
+@pytest.mark.processes
 def test_ipython_autograd_fails_with_a_short_message(
     ipython: dict[str, list[dict[str, Any]]],
 ) -> None:
@@ -454,6 +458,7 @@ def test_ipython_autograd_fails_with_a_short_message(
     assert len(last["out"].strip().split("\n")) <= 2
 
 
+@pytest.mark.processes
 def test_ipython_messages(ipython: dict[str, list[dict[str, Any]]]) -> None:
     assert "calls `torch.tensor`" in ipython["tensor"][-1]["out"]
     retry = ipython["fixed_after_retry"]

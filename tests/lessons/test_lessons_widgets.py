@@ -384,6 +384,7 @@ def test_setup_notebook_warns_about_another_torch(
 # --- the benchmark -----------------------------------------------------------------------
 
 
+@pytest.mark.processes
 def test_the_latency_benchmark_runs() -> None:
     script = ROOT / "benchmarks" / "widget_latency.py"
     done = stall_guard.run(

@@ -18,6 +18,8 @@ from autograder.nbgrader_plugins.feedback_exporter import COMPILED, FeedbackExpo
 from autograder.sandbox.workers import load_config
 from autograder.service.release_feedback import Releaser
 
+pytestmark = pytest.mark.processes  # every test here starts a process (tests/tiers.py)
+
 ASSIGNMENT = "03_a_neuron_by_hand"
 
 

@@ -85,6 +85,7 @@ def test_fenced_code_never_picks_a_lexer() -> None:
     assert "<span" not in stored
 
 
+@pytest.mark.processes
 def test_a_render_past_its_budget_is_killed_with_a_reason() -> None:
     def forever() -> dict[str, object]:
         while True:
@@ -94,11 +95,13 @@ def test_a_render_past_its_budget_is_killed_with_a_reason() -> None:
         within_budget(1.0, forever)
 
 
+@pytest.mark.processes
 def test_a_render_within_its_budget_returns_its_result() -> None:
     assert within_budget(30.0, lambda: {"success": True, "pid": os.getpid()})["success"]
     assert within_budget(30.0, lambda: {"pid": os.getpid()})["pid"] != os.getpid()
 
 
+@pytest.mark.processes
 def test_a_render_that_crashes_is_a_failure_not_a_dead_releaser() -> None:
     def crash() -> dict[str, object]:
         raise RecursionError("deep")

@@ -7,9 +7,12 @@ import sqlite3
 from pathlib import Path
 
 import courses
+import pytest
 
 ASSIGNMENT = "01_what_a_gradient_is"
 UNIQUE = "# a configuration no other test of this process uses\n"
+
+pytestmark = pytest.mark.nbgrader  # nbgrader's generate_assignment (tests/tiers.py)
 
 
 def gradebook_rows(course: Path) -> list[str]:

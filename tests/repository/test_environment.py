@@ -12,6 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 import stall_guard
 import yaml
 
@@ -141,6 +142,7 @@ def install_without_root(tmp_path: Path, **strictness: str) -> subprocess.Comple
     return without_root(tmp_path, "install_system_packages.sh", **strictness)
 
 
+@pytest.mark.processes
 def test_missing_system_packages_fail_make_test_and_ci_but_not_a_plain_run(
     tmp_path: Path,
 ) -> None:
@@ -154,6 +156,7 @@ def test_missing_system_packages_fail_make_test_and_ci_but_not_a_plain_run(
     assert "the browser tests skip" in plain.stderr
 
 
+@pytest.mark.processes
 def test_missing_system_packages_are_installed_as_root(tmp_path: Path) -> None:
     """As root (the PATH's `id` says uid 0), the missing packages go to apt-get after an
     update, installed without questions (DEBIAN_FRONTEND=noninteractive); apt-get is a
@@ -172,6 +175,7 @@ def test_missing_system_packages_are_installed_as_root(tmp_path: Path) -> None:
     assert install.split() == ["noninteractive", "apt-get", "install", "-y", "-qq", *wanted]
 
 
+@pytest.mark.processes
 def test_a_python_without_venv_support_is_named_with_what_to_install() -> None:
     """Debian's own python3 lacks ensurepip until python3.11-venv is installed: without root
     the setup names that package (dpkg owns the interpreter); another Python without it is
@@ -235,6 +239,7 @@ def run_skipping_tests(tmp_path: Path, **strictness: str) -> subprocess.Complete
     )
 
 
+@pytest.mark.processes
 def test_a_skip_fails_make_test_and_ci_but_not_a_plain_run(tmp_path: Path) -> None:
     plain = run_skipping_tests(tmp_path)
     assert plain.returncode == 0, plain.stdout
@@ -246,3 +251,50 @@ def test_a_skip_fails_make_test_and_ci_but_not_a_plain_run(tmp_path: Path) -> No
         assert "the tool is missing" in run.stdout
         assert "the fixture's tool is missing" in run.stdout
         assert "run every test: a skip would be a check reported as passed" in run.stdout
+
+
+TIERED = """
+import subprocess, sys
+import pytest
+
+def test_in_process():
+    assert sum(range(4)) == 6
+
+@pytest.mark.processes
+def test_marked_starts_one():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+def test_unmarked_starts_one():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+def test_unmarked_hides_the_refusal():
+    try:
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+    except Exception:
+        pass
+"""
+
+
+@pytest.mark.processes
+def test_a_test_that_starts_a_process_without_its_mark_fails_and_the_quick_tier_skips_marked_ones(
+    tmp_path: Path,
+) -> None:
+    """tests/tiers.py: the marks `make check` deselects cannot drift from what tests do."""
+    (tmp_path / "test_tiered.py").write_text(TIERED)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "tests")}
+    command = [sys.executable, "-m", "pytest", "-p", "tiers", "-p", "no:cacheprovider", "-rA"]
+
+    def run(*extra: str) -> str:
+        done = subprocess.run(
+            [*command, *extra, str(tmp_path)], capture_output=True, text=True, cwd=tmp_path,
+            env=env, check=False,
+        )  # fmt: skip
+        return done.stdout
+
+    everything = run()
+    assert "2 failed, 2 passed in" in everything, everything
+    assert "test_unmarked_starts_one tried to start a process (subprocess.Popen(" in everything
+    assert "test_unmarked_hides_the_refusal tried to start a process" in everything
+    assert "Mark it (usually `processes`)" in everything
+    quick = run("-m", "not (processes or nbgrader or sandbox or browser)")
+    assert "2 failed, 1 passed, 1 deselected in" in quick, quick

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from process_tree import alive, end, family
 from stall_guard import wait_until
 
@@ -21,6 +22,8 @@ child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
 print(child.pid, flush=True)
 time.sleep(300)
 """
+
+pytestmark = pytest.mark.processes  # every test here starts a process (tests/tiers.py)
 
 
 def test_a_child_in_its_own_session_outlives_its_parent_until_ended() -> None:

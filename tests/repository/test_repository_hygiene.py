@@ -20,6 +20,7 @@ def tracked_notebooks() -> list[Path]:
     return [REPO / name for name in listed]
 
 
+@pytest.mark.processes
 def test_every_notebook_lives_in_a_known_folder() -> None:
     strays = [
         str(p.relative_to(REPO))
@@ -29,6 +30,7 @@ def test_every_notebook_lives_in_a_known_folder() -> None:
     assert strays == []
 
 
+@pytest.mark.processes
 def test_no_untitled_notebooks_or_checkpoints() -> None:
     names = [p.relative_to(REPO) for p in tracked_notebooks()]
     assert [n for n in names if n.name.startswith("Untitled")] == []

@@ -29,6 +29,8 @@ HUNG = (
     "print(child.pid, flush=True)\ntime.sleep(300)"
 )
 
+pytestmark = pytest.mark.processes  # every test here starts a process (tests/tiers.py)
+
 
 def test_a_process_printing_slowly_past_the_limit_is_not_stopped() -> None:
     result = run([sys.executable, "-c", SLOW_PRINTER], stall=2, capture_output=True, text=True)

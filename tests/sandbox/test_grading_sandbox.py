@@ -717,6 +717,7 @@ def printed_once(graded: dict[str, Any], student: str, tag: str) -> dict[str, An
 # ------------------------------------------------------------------ what must hold
 
 
+@pytest.mark.processes
 def test_honest_students_get_exactly_their_scores(graded: dict[str, Any]) -> None:
     expected = expected_scores()
     for student in HONEST:
@@ -726,6 +727,7 @@ def test_honest_students_get_exactly_their_scores(graded: dict[str, Any]) -> Non
             assert graded["scores"][key] == expected[key], key
 
 
+@pytest.mark.processes
 def test_no_attack_earns_a_point(graded: dict[str, Any]) -> None:
     assert len(graded["notebooks"]) >= 40
     earned = {
@@ -736,6 +738,7 @@ def test_no_attack_earns_a_point(graded: dict[str, Any]) -> None:
     assert earned == {}
 
 
+@pytest.mark.processes
 def test_every_attack_is_graded_or_refused_with_a_reason(graded: dict[str, Any]) -> None:
     outcomes = graded["outcomes"]
     for key in graded["notebooks"]:
@@ -745,6 +748,7 @@ def test_every_attack_is_graded_or_refused_with_a_reason(graded: dict[str, Any])
         assert outcomes[(name, HAND)]["reasons"], name
 
 
+@pytest.mark.processes
 def test_corrupt_inputs_get_clear_reasons(graded: dict[str, Any]) -> None:
     assert "not valid JSON" in reasons(graded, "invalid_json")
     assert "empty file" in reasons(graded, "empty_file")
@@ -757,6 +761,7 @@ def test_corrupt_inputs_get_clear_reasons(graded: dict[str, Any]) -> None:
     assert "scratch.ipynb is not part of" in reasons(graded, "extra_notebooks")
 
 
+@pytest.mark.processes
 def test_submission_folders_with_links_special_files_or_bad_ids_are_refused(
     graded: dict[str, Any],
 ) -> None:
@@ -784,6 +789,7 @@ def test_submission_folders_with_links_special_files_or_bad_ids_are_refused(
     assert (autograded / "ben" / HAND / f"{HAND}.ipynb").is_file()
 
 
+@pytest.mark.processes
 def test_budgets_of_the_grader_are_enforced(graded: dict[str, Any]) -> None:
     assert "c.Budgets.max_cells" in reasons(graded, "too_many_cells")
     assert "c.Budgets.max_parse_attempts" in reasons(graded, "malformed_cells")
@@ -794,6 +800,7 @@ def test_budgets_of_the_grader_are_enforced(graded: dict[str, Any]) -> None:
     assert "c.Budgets.max_outputs" in autograded_text(graded, "empty_outputs")
 
 
+@pytest.mark.processes
 def test_reasons_are_recorded_for_faults_and_tampering(graded: dict[str, Any]) -> None:
     assert "timeout" in reasons(graded, "infinite_loop")
     assert "died" in reasons(graded, "os_exit")
@@ -807,6 +814,7 @@ def test_reasons_are_recorded_for_faults_and_tampering(graded: dict[str, Any]) -
     assert "kernelspec" in reasons(graded, "change_kernelspec")
 
 
+@pytest.mark.processes
 def test_the_plan_comes_from_the_gradebook(graded: dict[str, Any]) -> None:
     """Without its setup cell, the notebook is still judged by the grader, cell by cell."""
     nb = nbformat.reads(autograded_text(graded, "fail_open_plan"), 4)
@@ -818,6 +826,7 @@ def test_the_plan_comes_from_the_gradebook(graded: dict[str, Any]) -> None:
         assert [o.get("ename") for o in cell.outputs] == ["AnswerMismatch"], cell.outputs
 
 
+@pytest.mark.processes
 def test_no_answer_is_reachable_from_the_sandbox(graded: dict[str, Any]) -> None:
     probe = printed_once(graded, "probe_answers", "ANSWERS")
     assert probe["files_seen"] > 10_000, probe  # the walk saw Python and the venv
@@ -827,6 +836,7 @@ def test_no_answer_is_reachable_from_the_sandbox(graded: dict[str, Any]) -> None
     assert "No module named 'autograder.answers" in text
 
 
+@pytest.mark.processes
 def test_the_sandbox_holds_no_privilege(graded: dict[str, Any]) -> None:
     probe = printed_once(graded, "probe_privilege", "PROBE")
     for caps in ("CapEff", "CapPrm", "CapBnd", "CapAmb"):
@@ -855,12 +865,14 @@ def test_the_sandbox_holds_no_privilege(graded: dict[str, Any]) -> None:
         assert set(uid.split()[1:]) & {"0"} == set(), (cmdline[:80], uid)
 
 
+@pytest.mark.processes
 def test_limits_hold_for_all_processes_of_a_notebook(graded: dict[str, Any]) -> None:
     survivors = printed_once(graded, "memory_children", "SURVIVORS")
     # 5 children x 300 MiB against 400 MiB for the notebook: at most one can live.
     assert survivors["alive"] <= 1, survivors
 
 
+@pytest.mark.processes
 def test_writer_and_later_reader_in_one_worker_share_nothing(graded: dict[str, Any]) -> None:
     (writer,) = printed(graded, "zz_0writer", "WRITER")
     readers = [r for i in range(4) for r in printed(graded, f"zz_1reader{i}", "READER")]
@@ -870,6 +882,7 @@ def test_writer_and_later_reader_in_one_worker_share_nothing(graded: dict[str, A
     assert same, f"no reader ran after the writer in its worker: {writer} {readers}"
 
 
+@pytest.mark.processes
 def test_learner_content_is_inert(graded: dict[str, Any]) -> None:
     nb = nbformat.reads(autograded_text(graded, "html_payloads"), 4)
     mimes = {
@@ -892,14 +905,17 @@ def first_answer_outputs(nb: Any) -> list[Any]:
     return list(cell.outputs)
 
 
+@pytest.mark.processes
 def test_files_outside_the_sandbox_are_untouched(graded: dict[str, Any]) -> None:
     assert graded["sentinel_unchanged"]
 
 
+@pytest.mark.processes
 def test_no_network_connection_was_made(graded: dict[str, Any]) -> None:
     assert not graded["connected"]
 
 
+@pytest.mark.processes
 def test_nothing_secret_reaches_the_outputs(graded: dict[str, Any]) -> None:
     autograded = graded["course"] / "autograded"
     text = "".join(p.read_text() for p in autograded.rglob("*.ipynb"))
@@ -908,6 +924,7 @@ def test_nothing_secret_reaches_the_outputs(graded: dict[str, Any]) -> None:
     assert "blocked" in autograded_text(graded, "steal_files")
 
 
+@pytest.mark.processes
 def test_without_delegated_cgroups_an_ordinary_user_is_refused(tmp_path: Path) -> None:
     """Fail closed: where per-notebook limits cannot be enforced, grading refuses."""
     user = SandboxUser()
@@ -930,6 +947,7 @@ def test_without_delegated_cgroups_an_ordinary_user_is_refused(tmp_path: Path) -
         user.remove()
 
 
+@pytest.mark.processes
 def test_a_notebook_that_could_not_start_is_a_failure_not_a_grade(tmp_path: Path) -> None:
     """A sandbox that cannot start fails every submission with its reason; reruns retry."""
     course = make_course(
@@ -949,6 +967,7 @@ def test_a_notebook_that_could_not_start_is_a_failure_not_a_grade(tmp_path: Path
     assert main(["grade", "--quiet", "--course-dir", str(course)]) != 0
 
 
+@pytest.mark.processes
 def test_the_shim_gives_the_values_the_grader_injected(tmp_path: Path) -> None:
     """In the sandbox `autograder` is the answer-free shim; `given` returns injected values."""
     from autograder.sandbox.workers import Worker
@@ -975,6 +994,7 @@ def test_the_shim_gives_the_values_the_grader_injected(tmp_path: Path) -> None:
     assert "references" not in exported and "EXERCISES" not in exported
 
 
+@pytest.mark.processes
 def test_a_plot_in_a_notebook_comes_back_as_an_image(tmp_path: Path) -> None:
     """The worker does not preload matplotlib; a notebook that plots still gets its figure."""
     from autograder.sandbox.workers import Worker

@@ -96,6 +96,7 @@ def cells_of(one: dict[str, object]) -> list[str]:
     ]
 
 
+@pytest.mark.processes
 def test_a_notebook_finds_nothing_of_the_students_graded_before_it(tmp_path: Path) -> None:
     earlier = [student("ada"), student("ben")]
     scanner = student("eve")
@@ -149,6 +150,7 @@ for fd in sorted(int(name) for name in os.listdir('/proc/self/fd')):
 """
 
 
+@pytest.mark.processes
 def test_a_frame_nested_200000_deep_fails_its_notebook_not_the_worker(tmp_path: Path) -> None:
     worker = Worker(Sandbox(wall_seconds=60), tmp_path / "logs")
     try:
@@ -166,6 +168,7 @@ def test_a_frame_nested_200000_deep_fails_its_notebook_not_the_worker(tmp_path: 
         worker.stop()
 
 
+@pytest.mark.processes
 def test_a_deeply_nested_display_is_dropped_with_a_note(tmp_path: Path) -> None:
     """An output deeper than the frames allow is not recorded; the notebook goes on."""
     nested = "value = 1\nfor _ in range(500):\n    value = [value]\n"
@@ -241,6 +244,7 @@ def with_retries(action: Callable[[], object]) -> None:
     action()
 
 
+@pytest.mark.processes
 def test_cgroup_v2_delegated_tree_lets_the_sandbox_user_move_between_its_groups(
     v2_base: Path,
 ) -> None:
@@ -281,6 +285,7 @@ groups.remove()
 """
 
 
+@pytest.mark.processes
 def test_a_v2_grader_in_its_delegated_group_moves_itself_into_a_leaf(v2_base: Path) -> None:
     """v2 hands controllers down only from a group without processes: a grader alone in
     its delegated group leaves it for `autograder-grader`, then makes the tree."""
