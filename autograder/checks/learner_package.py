@@ -17,7 +17,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2]
+PACKAGE = Path(__file__).resolve().parents[1]
 REPO = PACKAGE.parent
 CLIENT = REPO / "autograder_client" / "__init__.py"
 LESSONS = REPO / "autograd_lessons"
