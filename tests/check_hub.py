@@ -28,7 +28,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -40,6 +39,7 @@ from typing import Any
 
 import nbformat
 import process_tree
+import stall_guard
 
 REPO = Path(__file__).resolve().parents[1]
 VENV = Path(sys.prefix)
@@ -143,18 +143,18 @@ class CheckHub:
         return hub
 
     def _wait_up(self) -> None:
-        deadline = time.monotonic() + 120
-        while True:
+        def up() -> bool:
             assert self.process.poll() is None, f"the hub exited:\n{self.log()}"
             try:
                 self.ask("exercise", {}, token="")
             except urllib.error.HTTPError as error:
-                if error.code == 403:  # the proxy routes to the service, which refuses
-                    return
+                return error.code == 403  # the proxy routes to the service, which refuses
             except OSError:
                 pass
-            assert time.monotonic() < deadline, f"the hub did not come up:\n{self.log()}"
-            time.sleep(0.3)
+            return False
+
+        log = self.root / "hub.log"
+        stall_guard.wait_for_server(up, "the check hub, starting", self.process, log)
 
     def api(self, method: str, path: str, body: object = None) -> Any:
         """The hub's REST API as the admin service."""
@@ -279,7 +279,16 @@ class StudentKernel:
         self.manager.start_kernel(env=self.env, cwd=str(home))
         self.client = self.manager.blocking_client()
         self.client.start_channels()
-        self.client.wait_for_ready(timeout=120)
+
+        def ready() -> bool:
+            try:
+                self.client.wait_for_ready(timeout=stall_guard.POLL_SECONDS)
+            except RuntimeError:  # no answer yet
+                return False
+            return True
+
+        kernel = stall_guard.cpu_of(self.manager.provisioner.pid)
+        stall_guard.wait_until(ready, "the students' kernel, starting", [kernel])
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -287,16 +296,19 @@ class StudentKernel:
         self.manager.shutdown_kernel(now=True)
         self.sockets.cleanup()
 
-    def run(self, code: str, timeout: float = 120) -> tuple[str, str | None]:
-        """(what the cell printed, the error's text or None)."""
+    def run(self, code: str) -> tuple[str, str | None]:
+        """(what the cell printed, the error's text or None); `Stalled` when the kernel
+        neither answers nor computes for `stall_guard.STALL_SECONDS`."""
         msg_id = self.client.execute(code, store_history=True)
         printed, error = [], None
-        deadline = time.monotonic() + timeout
+        kernel = stall_guard.cpu_of(self.manager.provisioner.pid)
+        watch = stall_guard.Watch(f"the students' kernel, running:\n{code[:300]}", [kernel])
         while True:
             try:
-                msg = self.client.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
+                msg = self.client.get_iopub_msg(timeout=stall_guard.POLL_SECONDS)
             except Empty:
-                raise TimeoutError(f"no answer within {timeout} s to:\n{code[:300]}") from None
+                watch.check()
+                continue
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
             kind, content = msg["msg_type"], msg["content"]
@@ -391,10 +403,10 @@ def search_as(account: str, needles: list[str], roots: list[Path]) -> dict[str, 
         wanted = shared / "needles.json"
         wanted.write_text(json.dumps(needles))
         wanted.chmod(0o644)
-        done = subprocess.run(
+        done = stall_guard.run(
             ["runuser", "-u", account, "--", "/usr/bin/python3", "-I", "-c", SEARCH,
              str(wanted), *map(str, roots)],
-            capture_output=True, text=True, timeout=1800, cwd="/",
+            capture_output=True, text=True, cwd="/",
         )  # fmt: skip
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)

@@ -17,7 +17,10 @@ SQLite gradebook is not safe for concurrent writers. Their exports are concatena
 one `grades.csv` with nbgrader's own columns. `shards=1` is the plain one-course run.
 
 One grading run serves the whole test session (`shared_once`: the first test to ask pays
-for it, under xdist across workers too). So does one `autograder grade` of the sample class
+for it, under xdist across workers too), and it is kept on disk between sessions, under the
+hash of everything it depends on (`cached_grade_sample_class`, `reference_digest`): a
+session whose inputs are those of an earlier one copies that run's result instead of
+grading again. So does one `autograder grade` of the sample class
 (`shared_autograded_course`), for the tests that only read what it recorded. A test module
 gets nbgrader's run with a fixture (the result is cached here, so every module shares the
 same run):
@@ -36,6 +39,8 @@ from __future__ import annotations
 
 import csv
 import fcntl
+import hashlib
+import importlib.metadata
 import json
 import os
 import shutil
@@ -43,19 +48,20 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
+import stall_guard
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CLASS = REPO_ROOT / "instructor" / "sample_class"
 EXPECTED_GRADES = SAMPLE_CLASS / "expected_grades.csv"
+SOLUTIONS = REPO_ROOT / "solutions"
 VENV_BIN = Path(sys.executable).parent
-COMMAND_TIMEOUT = 900  # seconds; a hung kernel fails the run instead of blocking CI
 
 Key = tuple[str, str]  # (student, assignment)
 T = TypeVar("T")
@@ -70,10 +76,12 @@ def nbgrader_env() -> dict[str, str]:
 
 
 def run_nbgrader_process(
-    *args: str, cwd: Path, timeout: float = COMMAND_TIMEOUT, merge_output: bool = False
+    *args: str, cwd: Path, merge_output: bool = False
 ) -> subprocess.CompletedProcess[str]:
     """`nbgrader <args>` in `cwd`, its kernels on Unix sockets in a folder of their own;
     its output captured (with `merge_output`, stderr in stdout, in the order written).
+    No time limit: it is stopped only when it (its kernels included) makes no progress
+    for `stall_guard.STALL_SECONDS` (a hung kernel; a slow machine is not one).
 
     jupyter_client picks a kernel's TCP ports by asking for free ones and binding them a
     moment later; with tests, the hub's kernels and nbval side by side, another process
@@ -83,15 +91,14 @@ def run_nbgrader_process(
     """
     with tempfile.TemporaryDirectory(prefix="kernel-") as sockets:
         kernels = ["--KernelManager.transport=ipc", f"--KernelManager.ip={sockets}/k"]
-        return subprocess.run(
+        return stall_guard.run(
             [str(VENV_BIN / "nbgrader"), *args, *kernels],
+            what=f"`nbgrader {' '.join(args)}` in {cwd}",
             cwd=cwd,
             env=nbgrader_env(),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT if merge_output else subprocess.PIPE,
             text=True,
-            timeout=timeout,
-            check=False,
         )
 
 
@@ -106,7 +113,7 @@ def run_nbgrader(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return result
 
 
-def assignment_names(source: Path = REPO_ROOT / "solutions") -> list[str]:
+def assignment_names(source: Path = SOLUTIONS) -> list[str]:
     """Assignments of the nbgrader source folder, in order."""
     return sorted(p.name for p in source.iterdir() if (p / f"{p.name}.ipynb").is_file())
 
@@ -146,11 +153,13 @@ class CourseShard:
 
 @dataclass
 class GradedCourse:
-    """The outcome of grading the sample class: where everything landed, and how long it took."""
+    """The outcome of grading the sample class: where everything landed, and how long it
+    took (`reused`: the run was an earlier session's, copied from the cache)."""
 
     shards: list[CourseShard]
     grades_csv: Path
     timings: dict[str, float]
+    reused: bool = False
 
     def grades(self) -> dict[Key, tuple[float, float]]:
         return read_grades(self.grades_csv)
@@ -176,13 +185,13 @@ class _Plan:
     absent: list[str]  # students with no submission in this shard: added to its gradebook
 
 
-def _prepare_shard(root: Path, assignments: list[str], sample_class: Path) -> _Plan:
+def _prepare_shard(root: Path, assignments: list[str], sample_class: Path, source: Path) -> _Plan:
     root.mkdir(parents=True)
     shutil.copy(REPO_ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
     students = sorted(p for p in sample_class.iterdir() if p.is_dir())
     present: set[str] = set()
     for name in assignments:
-        shutil.copytree(REPO_ROOT / "solutions" / name, root / "solutions" / name)
+        shutil.copytree(source / name, root / "solutions" / name)
         for student in students:
             if (student / name).is_dir():
                 shutil.copytree(student / name, root / "submitted" / student.name / name)
@@ -224,15 +233,19 @@ def _concatenate(parts: list[Path], target: Path) -> None:
 
 
 def grade_sample_class(
-    workdir: Path, sample_class: Path = SAMPLE_CLASS, shards: int | None = None
+    workdir: Path,
+    sample_class: Path = SAMPLE_CLASS,
+    shards: int | None = None,
+    source: Path = SOLUTIONS,
 ) -> GradedCourse:
-    """Grade `sample_class` with nbgrader under `workdir`; see the module docstring."""
-    names = assignment_names()
+    """Grade `sample_class` on the assignments of `source` with nbgrader under `workdir`;
+    see the module docstring."""
+    names = assignment_names(source)
     count = max(1, min(shards or os.cpu_count() or 1, len(names)))
     groups = [names[i::count] for i in range(count)]
     start = time.perf_counter()
     plans = [
-        _prepare_shard(workdir / f"course{i}", group, sample_class)
+        _prepare_shard(workdir / f"course{i}", group, sample_class, source)
         for i, group in enumerate(groups)
     ]
     with ThreadPoolExecutor(max_workers=count) as pool:
@@ -250,22 +263,169 @@ def grade_sample_class(
 _CACHE: dict[str, object] = {}
 
 
-def _save(course: GradedCourse) -> str:
+def _save(course: GradedCourse, base: Path | None = None) -> str:
+    """`course` as JSON, its paths relative to `base` when given (a cache entry's)."""
+
+    def where(path: Path) -> str:
+        return str(path.relative_to(base) if base else path)
+
     shards = [
-        {"root": str(s.root), "assignments": s.assignments, "timings": s.timings}
+        {"root": where(s.root), "assignments": s.assignments, "timings": s.timings}
         for s in course.shards
     ]
-    record = {"shards": shards, "grades_csv": str(course.grades_csv), "timings": course.timings}
+    record = {
+        "shards": shards,
+        "grades_csv": where(course.grades_csv),
+        "timings": course.timings,
+        "reused": course.reused,
+    }
     return json.dumps(record)
 
 
-def _load(text: str) -> GradedCourse:
+def _load(text: str, base: Path | None = None) -> GradedCourse:
+    """The course `_save` wrote, its relative paths taken from `base`."""
     record = json.loads(text)
+
+    def where(path: str) -> Path:
+        return base / path if base else Path(path)
+
     shards = [
-        CourseShard(Path(s["root"]), list(s["assignments"]), dict(s["timings"]))
+        CourseShard(where(s["root"]), list(s["assignments"]), dict(s["timings"]))
         for s in record["shards"]
     ]
-    return GradedCourse(shards, Path(record["grades_csv"]), dict(record["timings"]))
+    return GradedCourse(
+        shards, where(record["grades_csv"]), dict(record["timings"]), bool(record["reused"])
+    )
+
+
+# ------------------------------------------------------------ the reference run, on disk
+
+CACHE_ROOT = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "backward-course"
+REFERENCE_CACHE = CACHE_ROOT / "nbgrader-reference"
+KEEP_ENTRIES = 6  # the most recently used runs kept (other branches, other worktrees)
+RECORD = "graded_course.json"
+SKIPPED = {"__pycache__", ".ipynb_checkpoints", ".mypy_cache", ".pytest_cache"}
+
+
+def digest(paths: Iterable[Path], facts: Iterable[str]) -> str:
+    """SHA-256 of `facts` and of every file under `paths` (name within its path, and
+    bytes), caches of Python and Jupyter left out."""
+    hasher = hashlib.sha256()
+    for fact in facts:
+        hasher.update(f"fact {fact}\0".encode())
+    for index, path in enumerate(paths):
+        files = [path] if path.is_file() else sorted(path.rglob("*"))
+        for file in files:
+            if not file.is_file() or SKIPPED & set(file.parts) or file.suffix == ".pyc":
+                continue
+            data = file.read_bytes()
+            name = file.relative_to(path) if file != path else file.name
+            hasher.update(f"file {index} {name} {len(data)}\0".encode())
+            hasher.update(data)
+    return hasher.hexdigest()
+
+
+def environment_facts() -> list[str]:
+    """Python's version and every installed distribution's name and version (nbgrader,
+    nbconvert, nbclient, jupyter_client, ipykernel, torch, numpy, ... all of them), and the
+    site config nbgrader_config.py would load."""
+    distributions = sorted(
+        f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions()
+    )
+    site = os.environ.get("NBGRADER_SITE_CONFIG", "")
+    site_text = Path(site).read_text() if site and Path(site).is_file() else ""
+    return [sys.version, *distributions, f"NBGRADER_SITE_CONFIG={site}", site_text]
+
+
+def reference_digest(sample_class: Path = SAMPLE_CLASS, source: Path = SOLUTIONS) -> str:
+    """What nbgrader's reference run depends on, hashed:
+
+    - `source` (the solutions: generate_assignment makes the release from them) and
+      `sample_class` (every submission, and the roster);
+    - nbgrader_config.py (preprocessors, plugins, the cell timeout);
+    - the whole `autograder` package, templates included: the notebooks' checks import it
+      in the kernel and nbgrader_config.py names its plugins (export, lateness, manual
+      scores, the feedback exporter) - all of it, not a guess at which modules count;
+    - this module (the commands run and how the class is split);
+    - Python and every installed distribution's version (`environment_facts`).
+    Anything else that could change the run (the kernel's machine, the clock) does not
+    change its grades or pages, which the tests compare."""
+    inputs = [
+        source,
+        sample_class,
+        REPO_ROOT / "nbgrader_config.py",
+        REPO_ROOT / "autograder",
+        Path(__file__).resolve(),
+    ]
+    return digest(inputs, environment_facts())
+
+
+def disk_cached(cache: Path, key: str, workdir: Path, build: Callable[[Path], None]) -> bool:
+    """Fill `workdir` (not yet there) with what `build(folder)` writes into a new folder,
+    kept in `cache` under `key`: built once, copied after. True when it was copied.
+
+    An entry appears whole or not at all: built in a hidden staging folder and renamed into
+    place; one leaves the same way (renamed, then removed). A key's lock is held while its
+    entry is built or copied, so two sessions never build the same key at once, a hidden
+    folder of the key seen under its lock is a killed run's (removed), and an entry in use
+    is never pruned. Other keys build side by side. The `KEEP_ENTRIES` last used are kept.
+    """
+    cache.mkdir(parents=True, exist_ok=True)
+    entry = cache / key
+    with open(cache / f".lock-{key}", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        for stale in [*cache.glob(f".staging-{key}-*"), *cache.glob(f".removed-{key}-*")]:
+            shutil.rmtree(stale, ignore_errors=True)
+        reused = entry.is_dir()
+        if not reused:
+            staging = Path(tempfile.mkdtemp(prefix=f".staging-{key}-", dir=cache))
+            try:
+                build(staging / "entry")
+                (staging / "entry").rename(entry)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+        os.utime(entry)  # last used: kept longest
+        shutil.copytree(entry, workdir, symlinks=True)
+    _prune(cache)
+    return reused
+
+
+def _prune(cache: Path) -> None:
+    """Remove the entries beyond the `KEEP_ENTRIES` last used, but none in use."""
+    entries = sorted(
+        (p for p in cache.iterdir() if p.is_dir() and not p.name.startswith(".")),
+        key=lambda p: p.stat().st_mtime,
+        reverse=True,
+    )
+    for old in entries[KEEP_ENTRIES:]:
+        with open(cache / f".lock-{old.name}", "a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # being built or copied
+            leaving = Path(tempfile.mkdtemp(prefix=f".removed-{old.name}-", dir=cache))
+            old.rename(leaving / "entry")
+            shutil.rmtree(leaving, ignore_errors=True)
+        # its lock file stays (empty): removing it could let two sessions lock the key at once
+
+
+def cached_grade_sample_class(
+    workdir: Path,
+    sample_class: Path = SAMPLE_CLASS,
+    source: Path = SOLUTIONS,
+    cache: Path = REFERENCE_CACHE,
+) -> GradedCourse:
+    """`grade_sample_class` into `workdir`, reusing an earlier run of the same inputs
+    (`reference_digest`) kept in `cache`, else grading and keeping it there."""
+
+    def build(folder: Path) -> None:
+        course = grade_sample_class(folder, sample_class, source=source)
+        (folder / RECORD).write_text(_save(course, folder))
+
+    reused = disk_cached(cache, reference_digest(sample_class, source), workdir, build)
+    course = _load((workdir / RECORD).read_text(), workdir)
+    course.reused = reused
+    return course
 
 
 def shared_once(
@@ -299,8 +459,15 @@ def shared_once(
 
 def shared_graded_course(tmp_path_factory: pytest.TempPathFactory) -> GradedCourse:
     """The sample class graded by nbgrader once per test session (the first caller pays
-    for it; see `shared_once`)."""
-    return shared_once(tmp_path_factory, "nbgrader_course", grade_sample_class, _save, _load)
+    for it, see `shared_once`; or copies an earlier session's run, see
+    `cached_grade_sample_class`)."""
+    return shared_once(
+        tmp_path_factory,
+        "nbgrader_course",
+        lambda w: cached_grade_sample_class(w / "course"),
+        _save,
+        _load,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -321,8 +488,8 @@ def autograde_sample_class(workdir: Path) -> Path:
     course = make_course(workdir / "course", names)
     submit_sample_class(course, names)
     command = [str(VENV_BIN / "autograder"), "grade", "--quiet", "--seed", AUTOGRADE_SEED]
-    result = subprocess.run(
-        command, cwd=course, env=nbgrader_env(), capture_output=True, text=True, check=False
+    result = stall_guard.run(
+        command, cwd=course, env=nbgrader_env(), capture_output=True, text=True
     )
     if result.returncode != 0:
         raise RuntimeError(

@@ -56,6 +56,15 @@ def family(pid: int) -> list[Process]:
     return [(p, stat[1]) for p in descendants(pid) if (stat := _stat(p))]
 
 
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (exists and is not a zombie waiting to be reaped)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 def end(processes: list[Process]) -> list[int]:
     """SIGKILL each of `processes` still running as itself; the pids it killed."""
     killed = []

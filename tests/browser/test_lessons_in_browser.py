@@ -24,7 +24,6 @@ pytestmark = pytest.mark.browser
 
 LESSONS = sorted(p.stem for p in (REPO / "course").glob("[0-9][0-9]_*.ipynb"))
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_TIMEOUT_MS = 20_000  # a kernel round trip plus a matplotlib redraw, with margin
 
 
 def stored_mime_types(lesson: str) -> set[str]:
@@ -119,7 +118,9 @@ def test_lesson_runs_in_browser(lessons: ExecutedLessons, lesson: str) -> None:
 
         if draws_pictures(lesson):
             images = notebook.outputs().locator("img")
-            expect(images.first).to_be_visible(timeout=WIDGET_TIMEOUT_MS)
+            notebook.while_working(
+                lambda ms: expect(images.first).to_be_visible(timeout=ms), "the first picture"
+            )
             notebook.wait_for_images()
         shot = notebook.screenshot(lesson)
         assert shot.stat().st_size > 10_000, shot

@@ -35,6 +35,7 @@ from pathlib import Path
 import nbformat
 import process_tree
 import pytest
+import stall_guard
 from check_hub import (
     REPO,
     CheckHub,
@@ -381,9 +382,9 @@ def test_grader_and_service_agree_on_the_sample_class(
 ) -> None:
     course = make_course(tmp_path / "course", ASSIGNMENTS)
     submit_sample_class(course, ASSIGNMENTS)
-    graded = subprocess.run(
+    graded = stall_guard.run(
         [str(Path(sys.executable).parent / "autograder"), "grade", "--course-dir", str(course)],
-        capture_output=True, text=True, timeout=1800,
+        capture_output=True, text=True,
         env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"},
     )  # fmt: skip
     assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]

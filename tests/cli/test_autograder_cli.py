@@ -10,19 +10,19 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
+import stall_guard
 from accounts import NOBODY, as_account
+from courses import make_course
 from nbgrader.api import Gradebook
 
 from autograder.authoring.sample_class import (
     expected_scores,
     gradebook_scores,
-    make_course,
     submit_sample_class,
 )
 from autograder.cli import main
@@ -148,11 +148,13 @@ def test_ctrl_c_stops_cleanly_and_a_rerun_finishes(small_course: Path) -> None:
         text=True,
     )
     markers = small_course / ".autograder" / "graded"
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and not list(markers.rglob("*.json")):
-        time.sleep(0.05)
+    stall_guard.wait_until(
+        lambda: process.poll() is not None or list(markers.rglob("*.json")),
+        "autograder grade, before its first student was recorded",
+        [stall_guard.cpu_of(process.pid)],
+    )
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=120)
+    out, err = stall_guard.communicate(process, "autograder grade, stopping on Ctrl-C")
     assert process.returncode == 130, out + err
     assert "Traceback" not in err and "interrupted" in err
     done = len(list(markers.rglob("*.json")))
@@ -289,7 +291,7 @@ def test_a_secret_the_instructor_cannot_read_stops_grading_before_anything_runs(
             command = as_account(NOBODY, NOBODY, command)
         else:
             secret.chmod(0)
-        run = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+        run = stall_guard.run(command, capture_output=True, text=True, check=False)
         assert run.returncode == 2, run.stderr
         assert "givens_secret cannot be read (Permission denied)" in run.stderr
         assert "Traceback" not in run.stderr
@@ -519,7 +521,7 @@ def test_a_folder_the_grader_cannot_read_fails_that_student_alone() -> None:
             os.chown(closed, 0, 0)
             command = as_account(NOBODY, NOBODY, command)
         closed.chmod(0o700 if os.geteuid() == 0 else 0)
-        run = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        run = stall_guard.run(command, capture_output=True, text=True, check=False)
         assert run.returncode == 1, run.stdout + run.stderr
         assert "1 graded, 1 failed" in run.stdout, run.stdout
         assert f"FAILED zed/{ASSIGNMENT}" in run.stdout and "Permission denied" in run.stdout

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import stall_guard
 from class_privacy import ClassError, private_course, secret_problem
 from nbgrader.api import Gradebook
 
@@ -36,11 +36,10 @@ SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's: every account can run it
 
 
 def open_as(user: str, gradebook: Path) -> str:
-    done = subprocess.run(
+    done = stall_guard.run(
         ["runuser", "-u", user, "--", SYSTEM_PYTHON, "-c", OPEN_GRADEBOOK, str(gradebook)],
         capture_output=True,
         text=True,
-        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()

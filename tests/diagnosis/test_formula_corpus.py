@@ -9,6 +9,7 @@ import ast
 from collections import Counter
 
 import pytest
+import stall_guard
 
 from autograder.core.spec import CODE_KINDS
 from autograder.diagnosis.byhand import HandAnswer, read_hand_answers
@@ -212,7 +213,6 @@ SAME_WORDS = [
 def test_the_notebook_check_and_the_grader_give_the_same_message() -> None:
     import json
     import os
-    import subprocess
     import sys
 
     notebooks = []
@@ -220,13 +220,12 @@ def test_the_notebook_check_and_the_grader_give_the_same_message() -> None:
         setup = f"from autograder.learner.check import Exercise\nexercise = Exercise({exercise!r})"
         notebooks.append([setup, *cells(exercise, part, lines), f"exercise.check({part!r})"])
     env = {**os.environ, "JUPYTERHUB_USER": "same-words"}
-    run = subprocess.run(
+    run = stall_guard.run(
         [sys.executable, "-c", KERNEL],
         input=json.dumps(notebooks),
         capture_output=True,
         text=True,
         env=env,
-        timeout=600,
         check=True,
     )
     in_kernel = json.loads(run.stdout.strip().splitlines()[-1])

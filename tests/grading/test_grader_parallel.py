@@ -15,13 +15,14 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+import stall_guard
+from courses import make_course
 from nbgrader_course import AUTOGRADE_SEED, shared_autograded_course, shared_graded_course
 
-from autograder.authoring.sample_class import make_course, submit_sample_class
+from autograder.authoring.sample_class import submit_sample_class
 
 REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENTS = sorted(p.name for p in (REPO / "solutions").iterdir() if p.is_dir())
@@ -100,11 +101,11 @@ def test_killed_run_resumes_to_the_same_result(
         start_new_session=True,
     )
     markers = course / ".autograder" / "graded"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and process.poll() is None:
-        if len(list(markers.rglob("*.json"))) >= 5:
-            break
-        time.sleep(0.05)
+    stall_guard.wait_until(
+        lambda: process.poll() is not None or len(list(markers.rglob("*.json"))) >= 5,
+        "autograder grade, before five submissions were recorded",
+        [stall_guard.cpu_of(process.pid)],
+    )
     assert process.poll() is None, "the run finished before it could be killed"
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()

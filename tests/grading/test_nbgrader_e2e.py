@@ -115,7 +115,11 @@ def test_feedback_shows_no_solution(graded_course: GradedCourse) -> None:
 def test_report_timings(
     graded_course: GradedCourse, record_property: pytest.RecordProperty
 ) -> None:
-    """Not a check: records how long each nbgrader step took (see -rA or the junit XML)."""
+    """Not a check: records how long each nbgrader step took (see -rA or the junit XML),
+    in this session or, when its run was reused from the cache, in the one that made it."""
     for step, seconds in graded_course.timings.items():
         record_property(f"seconds_{step}", round(seconds, 1))
-    print("nbgrader timings (s):", {k: round(v, 1) for k, v in graded_course.timings.items()})
+    record_property("reused_from_cache", graded_course.reused)
+    when = "an earlier session (cached)" if graded_course.reused else "this session"
+    timings = {k: round(v, 1) for k, v in graded_course.timings.items()}
+    print(f"nbgrader timings (s), run in {when}:", timings)

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import process_tree  # tests/ (conftest.py puts it on the path)
+import stall_guard
 from class_privacy import roster_group_name  # deploy/hub (on the path, as for the tests)
 
 if TYPE_CHECKING:
@@ -191,12 +192,8 @@ class ClassHub:
         """Run a command as `user` (login environment, the venv on PATH)."""
         if cwd is None:  # the course folder is the instructor's alone
             cwd = self.course if user == self.instructor else Path(pwd.getpwnam(user).pw_dir)
-        return subprocess.run(
-            self.user_command(user, *command),
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=600,
+        return stall_guard.run(
+            self.user_command(user, *command), cwd=cwd, capture_output=True, text=True
         )
 
     def start_as(self, user: str, *command: str) -> subprocess.Popen[str]:
@@ -346,17 +343,18 @@ class ClassHub:
         self.process = subprocess.Popen(
             self.wrap(command), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
-        deadline = time.monotonic() + 1200  # a first run installs the students' stack
-        while True:
+
+        def up() -> bool:
             assert self.process.poll() is None, f"the hub exited:\n{self.log()}"
             try:
                 with urllib.request.urlopen(f"{self.url}/hub/login", timeout=5) as response:
-                    if response.status == 200:
-                        return
+                    return bool(response.status == 200)
             except OSError:
-                pass
-            assert time.monotonic() < deadline, f"the hub did not come up:\n{self.log()}"
-            time.sleep(0.5)
+                return False
+
+        # a first run installs the students' stack: a long wait, its processes busy
+        what, written = "the class hub, starting", self.root / "hub.log"
+        stall_guard.wait_for_server(up, what, self.process, written)
 
     def _release(self) -> None:
         """`make assign` and `nbgrader release_assignment`, as the instructor."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import stall_guard
 import torch
 
 from autograder.answers.functions import (
@@ -420,7 +420,7 @@ def ipython(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str
     """Every scenario run cell by cell in a fresh real InteractiveShell (one subprocess)."""
     home = tmp_path_factory.mktemp("ipython")
     repo = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
+    done = stall_guard.run(
         [sys.executable, "-c", RUNNER],
         input=json.dumps(SCENARIOS),
         capture_output=True,
@@ -432,7 +432,6 @@ def ipython(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str
             "PATH": "/usr/bin:/bin",
             "JUPYTERHUB_USER": TESTER,
         },
-        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     result: dict[str, list[dict[str, Any]]] = json.loads(done.stdout.splitlines()[-1])

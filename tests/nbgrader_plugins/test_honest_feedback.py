@@ -21,8 +21,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from courses import make_course
 
-from autograder.authoring.sample_class import make_course, submit_sample_class
+from autograder.authoring.sample_class import submit_sample_class
 
 pytestmark = [pytest.mark.nbgrader, pytest.mark.sandbox]
 

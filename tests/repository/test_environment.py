@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import stall_guard
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,8 +132,8 @@ def without_root(
     environment = ["env", "-i", f"PATH={bare}", *(f"{k}={v}" for k, v in env.items())]
     command = ["/bin/bash", str(REPO / "tools" / script), *map(str, args)]
     user = ["runuser", "-u", "nobody", "--"] if os.geteuid() == 0 and as_nobody else []
-    return subprocess.run(
-        [*user, *environment, *command], capture_output=True, text=True, check=False, timeout=60
+    return stall_guard.run(
+        [*user, *environment, *command], capture_output=True, text=True, check=False
     )
 
 
@@ -228,14 +229,13 @@ def run_skipping_tests(tmp_path: Path, **strictness: str) -> subprocess.Complete
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "EVERY_TEST")}
     env.update(strictness, PYTHONPATH=str(REPO / "tests"))
     command = [sys.executable, "-m", "pytest", "-p", "every_test_runs", "-p", "no:cacheprovider"]
-    return subprocess.run(
+    return stall_guard.run(
         [*command, "-rA", "-p", "no:randomly", str(tmp_path)],
         capture_output=True,
         text=True,
         check=False,
         cwd=tmp_path,
         env=env,
-        timeout=120,
     )
 
 

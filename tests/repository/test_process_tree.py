@@ -8,10 +8,10 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
-from process_tree import end, family
+from process_tree import alive, end, family
+from stall_guard import wait_until
 
 # A parent that starts a child in a new session (as JupyterHub starts its proxy), prints
 # the child's pid and waits.
@@ -26,14 +26,6 @@ time.sleep(300)
 pytestmark = pytest.mark.processes  # every test here starts a process (tests/tiers.py)
 
 
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 def test_a_child_in_its_own_session_outlives_its_parent_until_ended() -> None:
     parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
     assert parent.stdout is not None
@@ -46,10 +38,7 @@ def test_a_child_in_its_own_session_outlives_its_parent_until_ended() -> None:
         time.sleep(0.2)
         assert alive(child)
         assert end(noted) == [child]
-        deadline = time.monotonic() + 10
-        while alive(child) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not alive(child)
+        wait_until(lambda: not alive(child), "the killed child", [], stall=60)
     finally:
         for pid in (parent.pid, child):
             with contextlib.suppress(ProcessLookupError):

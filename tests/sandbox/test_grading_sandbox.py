@@ -32,6 +32,7 @@ from typing import Any
 import nbformat
 import process_tree
 import pytest
+import stall_guard
 from accounts import as_account
 
 from autograder.authoring.sample_class import (
@@ -657,7 +658,7 @@ def grade_batch(base: Path, user: SandboxUser | None) -> dict[str, Any]:
     )
     watcher = Watcher(process.pid)
     watcher.start()
-    output, _ = process.communicate(timeout=900)
+    output, _ = stall_guard.communicate(process, "the sandbox corpus' grading")
     watcher.done.set()
     watcher.join()
     assert process.returncode == 0, output.decode(errors="replace")[-5000:]

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import stall_guard
 from nbgrader.utils import parse_utc
 
 from autograder.authoring.sample_class import (
@@ -61,8 +62,16 @@ class Service:
         """The next printed line holding `about` (lines without it are passed over); a
         line about a submission names it as " student/assignment". Feedback is released
         in the background, whenever it is ready: its lines are passed over unless asked for."""
+        watch = stall_guard.Watch(
+            f"autograder serve, awaiting a line about {about!r}",
+            [lambda: len(self.seen), stall_guard.work_below(self.process.pid)],
+        )
         while True:
-            line = self.lines.get(timeout=180)
+            try:
+                line = self.lines.get(timeout=stall_guard.POLL_SECONDS)
+            except queue.Empty:
+                watch.check()
+                continue
             if line.startswith("feedback ") and not about.startswith("feedback "):
                 continue
             if about in line:
@@ -110,7 +119,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
         yield served
     finally:
         process.send_signal(signal.SIGTERM)
-        code = process.wait(timeout=120)
+        code = stall_guard.wait(process, "autograder serve, stopping on SIGTERM")
     assert code == 0, "".join(served.seen)
     # The workers went with the service: their cgroups (made under ours) are gone.
     for base in cgroup_bases(Sandbox()).values():
