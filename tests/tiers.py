@@ -5,8 +5,8 @@ any subprocess) carries one of the `SPAWNING_MARKS`; the quick tier deselects th
 (`pytest -m "not (processes or nbgrader or sandbox or browser)"`). The marks cannot drift:
 an audit hook sees every process a test starts (subprocess, fork, exec, spawn, system),
 and refuses it to a test without such a mark, which then fails at once, naming the mark to
-add. The same check runs in both tiers, so a test that would slow the quick tier is caught
-by either.
+add (in its setup and call; a tear-down may end what a wider fixture started). The same
+check runs in both tiers, so a test that would slow the quick tier is caught by either.
 `tests/conftest.py` loads this plugin.
 """
 
@@ -70,6 +70,14 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return (yield)
     finally:
         WATCH.test, WATCH.may_spawn = None, True
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
+    """Tear-down may stop what wider fixtures started (a hub, a server): their finalizers
+    run in whichever test's tear-down comes last, so the phase is not the test's own."""
+    WATCH.may_spawn = True
+    return (yield)
 
 
 @pytest.hookimpl(wrapper=True)

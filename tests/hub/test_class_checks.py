@@ -56,7 +56,7 @@ def test_a_student_finds_no_answer_in_the_class(hub: ClassHub) -> None:
         patterns = shared / "needles.txt"
         patterns.write_text("\n".join(needles) + "\n")
         key = shared / "key"
-        shutil.copytree(REPO / "autograder" / "exercises", key)
+        shutil.copytree(REPO / "autograder" / "specs", key)
         subprocess.run(["chmod", "-R", "go+rX", str(shared)], check=True)
         grep = hub.as_user(student, "grep", "-rlF", "-f", str(patterns),
                            str(STUDENT_ENV), str(outbound), str(key))  # fmt: skip

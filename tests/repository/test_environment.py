@@ -272,6 +272,14 @@ def test_unmarked_hides_the_refusal():
         subprocess.run([sys.executable, "-c", "pass"], check=True)
     except Exception:
         pass
+
+@pytest.fixture
+def cleans_up():
+    yield
+    subprocess.run([sys.executable, "-c", "pass"], check=True)  # a tear-down may
+
+def test_unmarked_whose_fixture_cleans_up(cleans_up):
+    pass
 """
 
 
@@ -292,9 +300,9 @@ def test_a_test_that_starts_a_process_without_its_mark_fails_and_the_quick_tier_
         return done.stdout
 
     everything = run()
-    assert "2 failed, 2 passed in" in everything, everything
+    assert "2 failed, 3 passed in" in everything, everything
     assert "test_unmarked_starts_one tried to start a process (subprocess.Popen(" in everything
     assert "test_unmarked_hides_the_refusal tried to start a process" in everything
     assert "Mark it (usually `processes`)" in everything
     quick = run("-m", "not (processes or nbgrader or sandbox or browser)")
-    assert "2 failed, 1 passed, 1 deselected in" in quick, quick
+    assert "2 failed, 2 passed, 1 deselected in" in quick, quick
