@@ -34,6 +34,9 @@ from typing import Any, TypeVar
 from process_tree import descendants, end, family
 
 STALL_SECONDS = 300.0  # nothing at all moved for this long: hung, on any machine
+BUSY_SHARE = 0.02  # CPU time that counts as work: 2% of a core over a stall window (6 s);
+# an idle kernel or server ticks along at 0.1-0.3%, a working one under a load of 30 on
+# 2 cores still gets 6%
 POLL_SECONDS = 0.5  # how often a wait looks whether it is over
 READ_SECONDS = 5.0  # how often it reads the signs of progress (at most)
 TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
@@ -63,15 +66,28 @@ def cpu_ticks(pid: int, own: bool = True) -> int:
     return sum(_ticks(p, own or p != pid) for p in descendants(pid))
 
 
-def cpu_of(pid: int) -> Sign:
+class CpuSign:
+    """A sign of progress in CPU ticks: it moves only when at least `least` ticks were used
+    since it last moved, so what idles (a kernel's heartbeat, a server's polling) never
+    keeps a wait alive, while work on a slow or busy machine does."""
+
+    def __init__(self, read: Callable[[], int]) -> None:
+        self.read = read
+        self.least = 1  # set by the Watch from its stall window
+
+    def __call__(self) -> int:
+        return self.read()
+
+
+def cpu_of(pid: int) -> CpuSign:
     """A sign of progress: the CPU time of `pid`'s process tree."""
-    return lambda: cpu_ticks(pid)
+    return CpuSign(lambda: cpu_ticks(pid))
 
 
-def work_below(pid: int) -> Sign:
+def work_below(pid: int) -> CpuSign:
     """A sign of progress for a server that polls while idle (its own CPU time would grow
     forever): the CPU time of the processes it started (workers, kernels, a proxy)."""
-    return lambda: cpu_ticks(pid, own=False)
+    return CpuSign(lambda: cpu_ticks(pid, own=False))
 
 
 def size_of(path: Path) -> Sign:
@@ -92,6 +108,9 @@ class Watch:
     def __init__(self, what: str, signs: Sequence[Sign], stall: float = STALL_SECONDS) -> None:
         self.what, self.signs, self.stall = what, list(signs), stall
         self.started = self.moved = self.read = time.monotonic()
+        for sign in self.signs:
+            if isinstance(sign, CpuSign):
+                sign.least = max(1, round(stall * BUSY_SHARE * TICKS_PER_SECOND))
         self.last = [sign() for sign in self.signs]
         # reading a process tree's CPU time scans /proc (milliseconds): a few times a
         # stall window is plenty
@@ -103,15 +122,28 @@ class Watch:
         now = time.monotonic()
         if now - self.read >= self.every:
             readings, self.read = [sign() for sign in self.signs], now
-            if readings != self.last:
+            if any(map(self._moved, self.signs, readings, self.last)):
                 self.last, self.moved = readings, now
         return now - self.moved >= self.stall
+
+    @staticmethod
+    def _moved(sign: Sign, reading: object, last: object) -> bool:
+        if isinstance(sign, CpuSign):
+            return (
+                isinstance(reading, int)
+                and isinstance(last, int)
+                and (
+                    reading - last >= sign.least or reading < last  # fewer: another process tree
+                )
+            )
+        return reading != last
 
     def message(self, detail: str = "") -> str:
         waited = time.monotonic() - self.started
         return (
-            f"{self.what}: no progress for {self.stall:g} s (no CPU time used, nothing "
-            f"printed or written), given up after {waited:.0f} s in all{detail}"
+            f"{self.what}: no progress for {self.stall:g} s (under {BUSY_SHARE:.0%} of a "
+            f"core's CPU time used, nothing printed or written), given up after {waited:.0f} s "
+            f"in all{detail}"
         )
 
     def check(self) -> None:

@@ -52,10 +52,12 @@ def test_wrong_then_right_hand_answer_and_validate(notebooks: NotebookOpener) ->
     )
     notebook.wait_for_kernel_idle()
 
-    feedback = notebook.cell(check).locator(".jp-OutputArea-output")
+    # the verdict is the check's last output (a slow check's "working" line before it is
+    # emptied when the check ends)
+    feedback = notebook.cell(check).locator(".jp-OutputArea-output").last
 
-    # a wrong answer: right size, wrong sign
-    notebook.type_into_cell(answer, f"h = {-H}")
+    # a wrong answer: right size, wrong sign (arithmetic: a bare number earns nothing)
+    notebook.type_into_cell(answer, "h = -(w * x + b)")
     notebook.run_selected_and_advance()  # runs the answer, selects the check cell
     expect(notebook.cell(check)).to_have_class(re.compile(r"\bjp-mod-active\b"))
     notebook.run_selected_and_advance()  # runs the check

@@ -23,6 +23,8 @@ SILENT_WORKER = (
     "    sum(range(1000))\nprint('done')"
 )
 # Starts a child that sleeps, prints the child's pid, then sleeps: no CPU, no output.
+# Wakes up five times a second and does almost nothing: an idle kernel's heartbeat.
+TICKING = "import time\nwhile True:\n    sum(range(10))\n    time.sleep(0.2)"
 HUNG = (
     "import subprocess, sys, time\n"
     "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
@@ -54,7 +56,7 @@ def test_a_hung_process_is_stopped_with_everything_it_started() -> None:
     ):
         communicate(process, "the hung one", stall=2)
     message = str(stalled.value)
-    assert message.startswith("the hung one: no progress for 2 s (no CPU time used")
+    assert message.startswith("the hung one: no progress for 2 s (under 2% of a core's CPU")
     child = int(message.split("--- its last output\n")[1].split()[0])  # what it printed
     assert process.returncode is not None  # ended, and its child with it (once reaped)
     wait_until(lambda: not alive(child), "the killed child", [], stall=60)
@@ -81,3 +83,13 @@ def test_a_wait_lasts_while_its_signs_move_and_fails_when_they_stop(tmp_path: Pa
         writer.kill()
     with pytest.raises(Stalled, match=r"^the idle one: no progress for 1 s"):
         wait_until(lambda: False, "the idle one", [size_of(log), cpu_of(writer.pid)], stall=1)
+
+
+def test_a_process_that_only_ticks_over_is_not_progress() -> None:
+    """An idle kernel uses a little CPU time forever: a wait on it must still end."""
+    with subprocess.Popen([sys.executable, "-c", TICKING]) as ticking:
+        try:
+            with pytest.raises(Stalled, match=r"^the ticking one: no progress for 3 s"):
+                wait_until(lambda: False, "the ticking one", [cpu_of(ticking.pid)], stall=3)
+        finally:
+            ticking.kill()
