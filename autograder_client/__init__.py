@@ -30,6 +30,7 @@ from autograder.learner.kernel import (
     learner_state,
     not_defined_yet,
     pick_givens,
+    plain_warnings,
     show_verdicts,
 )
 from autograder.learner.wire import encode_value
@@ -192,12 +193,15 @@ class Exercise:
         drawn = ask("cases", {"exercise": self.name, "function": name, "seed": seed})
         request: dict[str, Any] = {"function": name, **drawn}
         results: list[dict[str, Any]] = []
-        for index, case in enumerate(drawn["cases"]):
-            try:
-                results.append(encode_value(function(*case)))
-            except Exception as error:
-                request["raised"] = {"index": index, "error": error_text(error)}
-                break
+        with plain_warnings() as warned:
+            for index, case in enumerate(drawn["cases"]):
+                try:
+                    results.append(encode_value(function(*case)))
+                except Exception as error:
+                    request["raised"] = {"index": index, "error": error_text(error)}
+                    break
+        for line in warned:  # PyTorch's own words, without its internal C++ path
+            print(f"While running {name}, PyTorch warned: {line}")
         self._ask_verdicts("function", {**request, "results": results})
 
     def check_class(self, name: str, seed: int | None = None) -> None:

@@ -365,6 +365,10 @@ def same_verdicts(
     (printed, error), (mine_printed, mine_error) = grader, served
     drawn = "check_function" in source or "check_class" in source
     same = masked if drawn else (lambda t: t)
+    if error is None and mine_error is not None and "check_class" in source:
+        # nbgrader's partial credit: while grading, a class part with some operations
+        # right prints its verdict and returns their points; a live check raises it
+        return same(mine_error.removeprefix("AnswerMismatch: ")) in same(printed)
     if error is None or mine_error is None:
         return error is None and mine_error is None and same(printed) == same(mine_printed)
     if drawn and re.search(r"is not (a function|defined) yet: run the cell", mine_error):
@@ -453,8 +457,7 @@ def test_practice_numbers_are_the_services(hub: CheckHub) -> None:
     token = hub.tokens["mallory"]
     drawn = hub.ask("practice", {"exercise": NEURON}, token)
     g = drawn["givens"]
-    h = g["w"] * g["x"] + g["b"]
-    body = {"exercise": NEURON, "names": ["h"], "cells": [f"h = {h!r}"], "practice": drawn}
+    body = {"exercise": NEURON, "names": ["h"], "cells": ["h = w * x + b"], "practice": drawn}
     [verdict] = hub.ask("check", body, token)["verdicts"]
     assert verdict["passed"], verdict
     changed = {**drawn, "givens": {**g, "x": g["x"] + 1}}

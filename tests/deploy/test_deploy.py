@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import copy
 import hashlib
 import importlib.util
@@ -47,6 +48,13 @@ CHART_VERSION = "4.4.0"
 CHART = DEPLOY / f"chart-{CHART_VERSION}"
 COURSE_ID = "backward-course"
 EXCHANGE_ROOT = "/srv/nbgrader/exchange"
+
+
+def run_apart(coroutine: Any) -> Any:
+    """`asyncio.run` in a thread of its own: a test before this one on the same worker may
+    leave an event loop running in this thread (Playwright's sync API does)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def load_yaml(path: Path) -> Any:
@@ -904,7 +912,7 @@ def spawned_pod(login: str, groups: list[str], values: dict[str, Any] | None = N
         async with ApiClient() as client:
             return client.sanitize_for_serialization(pod)
 
-    return asyncio.run(render())
+    return run_apart(render())
 
 
 def pod_env(pod: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -1060,7 +1068,7 @@ def hub_config_problems(values: dict[str, Any]) -> list[str]:
     async def spawner() -> None:  # KubeSpawner is made in the hub's event loop
         KubeSpawner(config=config, _mock=True)
 
-    for make in (lambda: authenticator(config=config), lambda: asyncio.run(spawner())):
+    for make in (lambda: authenticator(config=config), lambda: run_apart(spawner())):
         try:
             make()
         except TraitError as error:

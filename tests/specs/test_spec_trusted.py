@@ -53,9 +53,11 @@ def test_answers_with_the_given_names_score_full_for_anyone(student: str) -> Non
 
 
 def test_answers_with_another_students_numbers_score_only_for_them() -> None:
-    """gus wrote ada's numbers: graded as ada they are right, graded as gus they are not."""
+    """gus wrote ada's numbers as bare numbers: graded as gus they are wrong; graded as
+    ada they are her values, yet a bare number earns nothing where the value follows the
+    givens, so only the two parts the open ReLU fixes (da/dh = 1, dh/db = 1) pass."""
     parts = len(SPECS[NAME].parts)
-    assert passed("gus", "ada") == parts
+    assert passed("gus", "ada") == 2
     assert passed("gus", "gus") < parts // 2
 
 
