@@ -457,7 +457,8 @@ def test_practice_numbers_are_the_services(hub: CheckHub) -> None:
     token = hub.tokens["mallory"]
     drawn = hub.ask("practice", {"exercise": NEURON}, token)
     g = drawn["givens"]
-    body = {"exercise": NEURON, "names": ["h"], "cells": ["h = w * x + b"], "practice": drawn}
+    cells = ['x, w, b, y = exercise.given("x", "w", "b", "y")', "h = w * x + b"]
+    body = {"exercise": NEURON, "names": ["h"], "cells": cells, "practice": drawn}
     [verdict] = hub.ask("check", body, token)["verdicts"]
     assert verdict["passed"], verdict
     changed = {**drawn, "givens": {**g, "x": g["x"] + 1}}
