@@ -372,7 +372,8 @@ def test_accepting_outlives_running_out_of_descriptors(crowded: CheckHub) -> Non
     before = open_sockets(pid)
     held = half_headers(crowded, 30)
     try:
-        wait_for(lambda: open_sockets(pid) >= before + 30)  # all accepted
+        # most accepted: the header timeout may close the first ones on a slow start
+        wait_for(lambda: open_sockets(pid) >= before + 20)
         with file_limit(pid, lowest_free_descriptor(pid)):
             answer = crowded.ask("check", CHECK, token, url=crowded.direct_checks_url)
             assert answer["verdicts"]
