@@ -17,6 +17,10 @@ limit).
 - `wait_for_server(up, what, process, log)`: until a server answers, while it works.
 - `wait_until(condition, what, signs)`: poll `condition` while `signs` keep changing (e.g.
   `cpu_of(process.pid)`, `size_of(log)`, `work_below(server.pid)`).
+- `keep_trying(attempt, what, signs)`: a step with a timeout of its own (a browser's wait
+  for an element, a kernel's message) tried in short slices, again while `signs` change.
+- `call(function, what, signs)`: `function()` in a thread (an HTTP request to a server
+  that works on it), awaited while `signs` change.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ BUSY_SHARE = 0.02  # CPU time that counts as work: 2% of a core over a stall win
 # 2 cores still gets 6%
 POLL_SECONDS = 0.5  # how often a wait looks whether it is over
 READ_SECONDS = 5.0  # how often it reads the signs of progress (at most)
+SLICE_SECONDS = 5.0  # how long one try of `keep_trying` waits before the signs are read
 TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
 
 Sign = Callable[[], object]  # a reading that changes while the work progresses
@@ -160,6 +165,56 @@ def wait_until(
     while not (result := condition()):
         watch.check()
         time.sleep(POLL_SECONDS / 2)
+    return result
+
+
+def keep_trying(
+    attempt: Callable[[float], T],
+    what: str,
+    signs: Sequence[Sign],
+    not_yet: tuple[type[BaseException], ...] = (AssertionError,),
+    stall: float = STALL_SECONDS,
+    slice: float = SLICE_SECONDS,
+) -> T:
+    """`attempt(seconds)`, a step that waits up to `seconds` for something and raises one
+    of `not_yet` when it has not come, tried again for as long as `signs` change; its
+    result. `Stalled`, with the last attempt's error, when they stay the same for `stall`
+    seconds first."""
+    watch = Watch(what, signs, stall)
+    while True:
+        try:
+            return attempt(min(slice, stall))
+        except Stalled:
+            raise
+        except not_yet as error:
+            if watch.stalled():
+                raise Stalled(watch.message(f"\n--- the last try: {error}")) from error
+
+
+def call(
+    function: Callable[[], T], what: str, signs: Sequence[Sign], stall: float = STALL_SECONDS
+) -> T:
+    """`function()` (a request a server works on) in a thread of its own, awaited while
+    `signs` change; its result or its exception. `Stalled` when they stay the same for
+    `stall` seconds first (the thread is left to end on its own)."""
+    outcome: list[tuple[bool, Any]] = []
+
+    def run_it() -> None:
+        try:
+            outcome.append((True, function()))
+        except BaseException as error:  # handed to the caller
+            outcome.append((False, error))
+
+    thread = threading.Thread(target=run_it, name=what, daemon=True)
+    thread.start()
+    watch = Watch(what, signs, stall)
+    while not outcome:
+        watch.check()
+        thread.join(POLL_SECONDS)
+    done, value = outcome[0]
+    if not done:
+        raise value
+    result: T = value
     return result
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 import pytest
 import stall_guard
+from page_steps import new_context, patiently
 from playwright.sync_api import (
     Browser,
     BrowserContext,
@@ -45,7 +46,6 @@ from playwright.sync_api import (
     expect,
     sync_playwright,
 )
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 REPO = Path(__file__).resolve().parents[2]
 VENV = REPO / ".venv"
@@ -66,8 +66,6 @@ SCREENSHOTS = REPO / "artifacts" / "screenshots"
 SERVED_FOLDERS = ("course", "exercises")
 
 VIEWPORT = {"width": 1280, "height": 800}
-DEFAULT_TIMEOUT_MS = 30_000  # any single UI step
-KERNEL_TIMEOUT_MS = 60_000  # a notebook's panel appearing (a kernel's work: not bounded)
 MAX_SCREENSHOT_HEIGHT = 15_000  # Chromium refuses taller captures (16384 px)
 
 STDERR = "application/vnd.jupyter.stderr"
@@ -127,26 +125,34 @@ class LabServer:
     log: Path
     process: subprocess.Popen[bytes] = field(repr=False)
 
+    def signs(self) -> list[stall_guard.Sign]:
+        """The server's work: its kernels' CPU time, its log's size."""
+        return [stall_guard.work_below(self.process.pid), stall_guard.size_of(self.log)]
+
     def watch(self, what: str) -> stall_guard.Watch:
-        """A watch on the server's work: its kernels' CPU time, its log's size."""
-        signs = [stall_guard.work_below(self.process.pid), stall_guard.size_of(self.log)]
-        return stall_guard.Watch(what, signs)
+        """A watch on the server's work (`signs`)."""
+        return stall_guard.Watch(what, self.signs())
 
     def url(self, path: str) -> str:
         """Browser URL of a JupyterLab route with the token (`/lab/tree/x.ipynb?reset`)."""
         sep = "&" if "?" in path else "?"
         return f"{self.base_url}{path}{sep}token={self.token}"
 
-    def api(self, path: str, method: str = "GET", timeout: float = 10) -> Any:
-        """Call the REST API (`/api/...`); the decoded JSON, or None for an empty body."""
+    def api(self, path: str, method: str = "GET", probe: float | None = None) -> Any:
+        """Call the REST API (`/api/...`); the decoded JSON, or None for an empty body.
+        Awaited while the server works (a kernel shutting down...), or for `probe` s."""
         request = urllib.request.Request(
             f"{self.base_url}{path}",
             method=method,
             headers={"Authorization": f"token {self.token}"},
         )
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            body = response.read()
-        return json.loads(body) if body else None
+
+        def ask() -> Any:
+            with urllib.request.urlopen(request, timeout=probe) as response:
+                body = response.read()
+            return json.loads(body) if body else None
+
+        return ask() if probe else stall_guard.call(ask, f"{method} {path}", self.signs())
 
     def notebook_json(self, path: str) -> dict[str, Any]:
         """The notebook as saved on disk by the server (nbformat JSON)."""
@@ -158,7 +164,7 @@ class LabServer:
             if path is not None and session.get("path") != path:
                 continue
             with contextlib.suppress(urllib.error.URLError, TimeoutError):
-                self.api(f"/api/sessions/{session['id']}", method="DELETE", timeout=30)
+                self.api(f"/api/sessions/{session['id']}", method="DELETE")
 
     def log_tail(self, chars: int = 4000) -> str:
         return self.log.read_text(errors="replace")[-chars:]
@@ -171,7 +177,7 @@ def _wait_until_up(server: LabServer) -> None:
                 f"jupyter lab exited with code {server.process.returncode}:\n{server.log_tail()}"
             )
         try:
-            server.api("/api/status", timeout=2)
+            server.api("/api/status", probe=2)  # not yet up; wait_for_server measures progress
             return True
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             return False
@@ -303,8 +309,8 @@ class Notebook:
         self.panel = self.page.locator(".jp-NotebookPanel").filter(
             has=self.page.locator(".jp-Notebook")
         )
-        expect(self.panel).to_have_count(1, timeout=KERNEL_TIMEOUT_MS)
-        expect(self.cells.first).to_be_visible(timeout=KERNEL_TIMEOUT_MS)
+        self.while_working(lambda ms: expect(self.panel).to_have_count(1, timeout=ms), "its panel")
+        self.while_working(lambda ms: expect(self.cells.first).to_be_visible(timeout=ms), "a cell")
         self.wait_for_kernel_idle()
 
     # --- locating things
@@ -333,17 +339,11 @@ class Notebook:
             dialog.first.locator(".jp-Dialog-button.jp-mod-accept").click()
             expect(dialog).to_have_count(0)
 
-    def while_working(self, expectation: Callable[[int], None], what: str) -> None:
-        """`expectation(timeout_ms)` (a Playwright `expect`), tried again each second for as
-        long as the server's kernels compute or its log grows: a kernel's work has no
-        fixed duration; `Stalled` when nothing moves."""
-        watch = self.server.watch(f"{self.path}: {what}")
-        while True:
-            try:
-                expectation(1000)
-                return
-            except AssertionError:
-                watch.check()
+    def while_working(self, step: Callable[[float], object], what: str) -> None:
+        """`step(timeout_ms)` (a Playwright wait), tried again for as long as the server's
+        kernels compute or its log grows: a kernel's work has no fixed duration; `Stalled`
+        when nothing moves (page_steps.patiently)."""
+        patiently(step, f"{self.path}: {what}", self.server.signs())
 
     def wait_for_kernel_idle(self) -> None:
         """Until the kernel is connected and idle (toolbar indicator and status bar), for
@@ -421,23 +421,20 @@ class Notebook:
         assert all(p in ("", "[ ]:") for p in self.prompts()), self.prompts()
         start = time.monotonic()
         self.menu("Run", "Run All Cells")
-        watch = self.server.watch(f"{self.path}: Run All Cells, until every cell ran")
-        while True:
-            try:
-                self.page.wait_for_function(
-                    """(selector) => {
-                        const prompts = [...document.querySelectorAll(selector)]
-                            .map((e) => e.textContent.trim());
-                        return prompts.length > 0
-                            && prompts.every((t) => /^\\[\\d+\\]:$/.test(t));
-                    }""",
-                    arg=".jp-NotebookPanel .jp-CodeCell .jp-InputPrompt",
-                    timeout=1000,
-                    polling=200,
-                )
-                break
-            except PlaywrightTimeout:
-                watch.check()
+        self.while_working(
+            lambda ms: self.page.wait_for_function(
+                """(selector) => {
+                    const prompts = [...document.querySelectorAll(selector)]
+                        .map((e) => e.textContent.trim());
+                    return prompts.length > 0
+                        && prompts.every((t) => /^\\[\\d+\\]:$/.test(t));
+                }""",
+                arg=".jp-NotebookPanel .jp-CodeCell .jp-InputPrompt",
+                timeout=ms,
+                polling=200,
+            ),
+            "Run All Cells, until every cell ran",
+        )
         self.wait_for_kernel_idle()
         return time.monotonic() - start
 
@@ -525,10 +522,14 @@ class Notebook:
 
     def wait_for_images(self) -> None:
         """Until every image output has decoded (naturalWidth > 0)."""
-        self.page.wait_for_function(
-            """() => [...document.querySelectorAll('.jp-NotebookPanel .jp-OutputArea-output img')]
-                .every((img) => img.complete && img.naturalWidth > 0)""",
-            timeout=DEFAULT_TIMEOUT_MS,
+        self.while_working(
+            lambda ms: self.page.wait_for_function(
+                """() => [...document.querySelectorAll(
+                        '.jp-NotebookPanel .jp-OutputArea-output img')]
+                    .every((img) => img.complete && img.naturalWidth > 0)""",
+                timeout=ms,
+            ),
+            "every image decoded",
         )
 
     def close(self) -> None:
@@ -544,8 +545,7 @@ class NotebookOpener:
         self.opened: list[Notebook] = []
 
     def open(self, path: str) -> Notebook:
-        context = self.browser.new_context(viewport=VIEWPORT, locale="en-US")
-        context.set_default_timeout(DEFAULT_TIMEOUT_MS)
+        context = new_context(self.browser, viewport=VIEWPORT, locale="en-US")
         try:
             notebook = Notebook(self.server, context, path)
         except BaseException:

@@ -16,6 +16,7 @@ every link is clicked, and `window.__pwned`, which each trick would set, stays u
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -28,6 +29,7 @@ import nbformat
 import pytest
 from nbconvert import HTMLExporter
 from nbgrader.api import Gradebook
+from page_steps import new_context
 from playwright.sync_api import Browser, Page
 from playwright.sync_api import Error as PlaywrightError
 from test_grading_sandbox import HAND, PAYLOAD, html_payloads, is_written_answer
@@ -113,9 +115,22 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return course
 
 
+# Resolves once what the page has queued has run: two frames painted (an image's error,
+# an SVG's load), then one more task (a `javascript:` navigation, a handler's report).
+SETTLED = """() => new Promise((done) =>
+    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 0))))"""
+
+
+def settle(page: Page) -> None:
+    """Until the page has run what it had queued (not a time: a slow machine waits longer)."""
+    with contextlib.suppress(PlaywrightError):  # a click navigated away: the new page loads
+        page.wait_for_load_state("load")
+        page.evaluate(SETTLED)
+
+
 def marked(page: Page) -> bool:
-    """Whether the payload ran: it sets the title (given a moment for handlers to fire)."""
-    page.wait_for_timeout(1500)
+    """Whether the payload ran: it sets the title (once the page's handlers have fired)."""
+    settle(page)
     return bool(page.title() == MARKED)
 
 
@@ -173,8 +188,8 @@ def click_every_link(page: Page, url: str) -> bool:
             page.evaluate(CLICK, index)
         except PlaywrightError:  # the click navigated away mid-call: reloaded next time
             pass
-        page.wait_for_timeout(100)
-    page.wait_for_timeout(500)
+        settle(page)
+    settle(page)
     return bool(ran)
 
 
@@ -186,7 +201,7 @@ def test_the_payload_runs_when_rendered_unfiltered(
     html, _ = HTMLExporter().from_notebook_node(submitted)
     page_file = tmp_path / "unfiltered.html"
     page_file.write_text(html)
-    context = browser.new_context()
+    context = new_context(browser)
     try:
         page = context.new_page()
         page.goto(page_file.as_uri())
@@ -199,7 +214,7 @@ def test_the_payload_runs_when_rendered_unfiltered(
 
 def test_feedback_html_is_inert(course: Path, browser: Browser) -> None:
     feedback = course / "feedback" / "mallory" / HAND / f"{HAND}.html"
-    context = browser.new_context()
+    context = new_context(browser)
     try:
         page = context.new_page()
         page.goto(feedback.as_uri())
@@ -255,7 +270,7 @@ def test_formgrader_shows_the_submission_inert(
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gb:
         submission = gb.find_submission_notebook(HAND, HAND, "mallory")
         submission_id = submission.id
-    context = browser.new_context()
+    context = new_context(browser)
     try:
         page = context.new_page()
         response = page.goto(formgrader.url(f"/formgrader/submissions/{submission_id}/"))

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from page_steps import new_context
 from playwright.sync_api import Browser, Page
 from test_report import A03, autograder, graded_sample_class
 
-from .conftest import AXE_RUN, DEFAULT_TIMEOUT_MS, VIEWPORT, axe_script, screenshot_path
+from .conftest import AXE_RUN, VIEWPORT, axe_script, screenshot_path
 
 pytestmark = [pytest.mark.browser, pytest.mark.nbgrader, pytest.mark.sandbox]
 
@@ -32,8 +33,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport=VIEWPORT, locale="en-US")
-    context.set_default_timeout(DEFAULT_TIMEOUT_MS)
+    context = new_context(browser, viewport=VIEWPORT, locale="en-US")
     try:
         yield context.new_page()
     finally:

@@ -3,10 +3,13 @@ learner's function shows PyTorch's warnings in one plain line, without its inter
 
 from __future__ import annotations
 
+import os
 import warnings
+from queue import Empty
 from typing import Any
 
 import pytest
+import stall_guard
 
 from autograder.learner.check import AnswerMismatch, Exercise
 from autograder.learner.kernel import WORKING, working
@@ -16,7 +19,8 @@ MECHANICS = "05_three_mechanics"
 
 def test_a_check_that_takes_long_says_it_is_working(capsys: pytest.CaptureFixture[str]) -> None:
     with working(after=0.0) as shown:
-        assert shown.wait(30)  # the line is out before the check's work ends, however slow
+        # the line is out before the check's work ends, however slow (this process works)
+        stall_guard.wait_until(shown.is_set, "the working line", [stall_guard.cpu_of(os.getpid())])
     assert WORKING in capsys.readouterr().out
 
 
@@ -65,12 +69,19 @@ def test_in_a_notebook_the_working_line_is_emptied_when_the_check_ends() -> None
     try:
         code = (
             "import threading\nfrom autograder.learner.kernel import working\n"
-            "with working(after=0.0) as shown:\n    shown.wait(30)\nprint('verdict')"
+            "with working(after=0.0) as shown:\n    shown.wait()\nprint('verdict')"
         )
         msg_id = client.execute(code)
         kinds: list[tuple[str, str]] = []
+        watch = stall_guard.Watch(
+            "the kernel's check", [stall_guard.cpu_of(manager.provisioner.pid)]
+        )
         while True:
-            msg = client.get_iopub_msg(timeout=60)
+            try:
+                msg = client.get_iopub_msg(timeout=stall_guard.POLL_SECONDS)
+            except Empty:
+                watch.check()
+                continue
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
             kind, content = msg["msg_type"], msg["content"]

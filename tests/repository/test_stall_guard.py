@@ -12,8 +12,17 @@ import time
 from pathlib import Path
 
 import pytest
-from process_tree import alive
-from stall_guard import Stalled, communicate, cpu_of, run, size_of, wait_until
+from process_tree import alive, end, family
+from stall_guard import (
+    Stalled,
+    call,
+    communicate,
+    cpu_of,
+    keep_trying,
+    run,
+    size_of,
+    wait_until,
+)
 
 # Prints a line every 0.2 s for 6 s in all (3 times the limit below), idle in between.
 SLOW_PRINTER = "import time\nfor i in range(30):\n    print(i, flush=True)\n    time.sleep(0.2)"
@@ -93,3 +102,50 @@ def test_a_process_that_only_ticks_over_is_not_progress() -> None:
                 wait_until(lambda: False, "the ticking one", [cpu_of(ticking.pid)], stall=3)
         finally:
             ticking.kill()
+
+
+def test_a_step_tried_in_slices_lasts_while_the_work_it_waits_on_progresses() -> None:
+    """A step with a timeout of its own (here `wait`, as a browser waits for an element)
+    tried past the stall limit, while the process it waits on computes silently."""
+    with subprocess.Popen([sys.executable, "-c", SILENT_WORKER], stdout=subprocess.PIPE) as worker:
+        start = time.monotonic()
+        code = keep_trying(
+            lambda seconds: worker.wait(seconds), "the worker", [cpu_of(worker.pid)],
+            not_yet=(subprocess.TimeoutExpired,), stall=1.5, slice=0.3,
+        )  # fmt: skip
+        assert (code, time.monotonic() - start > 3) == (0, True)
+
+
+def test_a_step_tried_in_slices_fails_when_nothing_moves_and_says_what_it_waited_for() -> None:
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"]) as sleeper:
+        try:
+            with pytest.raises(Stalled) as stalled:
+                keep_trying(
+                    lambda seconds: sleeper.wait(seconds), "the sleeper's end",
+                    [cpu_of(sleeper.pid)], not_yet=(subprocess.TimeoutExpired,), stall=2,
+                    slice=0.3,
+                )  # fmt: skip
+        finally:
+            sleeper.kill()
+    message = str(stalled.value)
+    assert message.startswith("the sleeper's end: no progress for 2 s"), message
+    assert "--- the last try: Command" in message and "timed out after 0.3 seconds" in message
+
+
+def test_a_call_lasts_while_the_server_works_and_fails_when_it_stops() -> None:
+    """`call` awaits a blocking read (a request's answer) while the process that will
+    answer computes; the same read from a process that only sleeps is stopped."""
+    with subprocess.Popen([sys.executable, "-c", SILENT_WORKER], stdout=subprocess.PIPE) as worker:
+        assert worker.stdout is not None
+        answer = call(worker.stdout.readline, "the worker's answer", [cpu_of(worker.pid)], 1.5)
+        assert answer == b"done\n"
+    with subprocess.Popen([sys.executable, "-c", HUNG], stdout=subprocess.PIPE) as hung:
+        assert hung.stdout is not None
+        hung.stdout.readline()  # its child's pid: from here on, it only sleeps
+        try:
+            with pytest.raises(Stalled, match=r"^the hung one's answer: no progress for 2 s"):
+                call(hung.stdout.readline, "the hung one's answer", [cpu_of(hung.pid)], 2)
+        finally:
+            end(family(hung.pid))
+    with pytest.raises(ZeroDivisionError):  # what the call raises, the caller gets
+        call(lambda: 1 // 0, "a division", [], 2)
