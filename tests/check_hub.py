@@ -164,8 +164,20 @@ class CheckHub:
             headers={"Authorization": f"token {self.admin_token}"},
             method=method,
         )
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return json.loads(response.read() or b"null")
+
+        def answer() -> Any:
+            with urllib.request.urlopen(request) as response:
+                return json.loads(response.read() or b"null")
+
+        return stall_guard.call(answer, f"the hub's API: {method} {path}", self.signs())
+
+    def signs(self) -> list[stall_guard.Sign]:
+        """The hub's work: what it started (the proxy, the service and its judges) using
+        CPU time, its log growing."""
+        return [
+            stall_guard.work_below(self.process.pid),
+            stall_guard.size_of(self.root / "hub.log"),
+        ]
 
     def new_token(self, name: str, scopes: list[str] | None = None) -> str:
         from autograder.checks.hub import ACCESS
@@ -183,9 +195,13 @@ class CheckHub:
             headers={"Authorization": f"token {token}"},
             method="POST",
         )
-        with urllib.request.urlopen(message, timeout=60) as response:
-            answer: dict[str, Any] = json.loads(response.read())
-            return answer
+
+        def answer() -> dict[str, Any]:
+            with urllib.request.urlopen(message) as response:
+                answered: dict[str, Any] = json.loads(response.read())
+                return answered
+
+        return stall_guard.call(answer, f"the check service: {action}", self.signs())
 
     def log(self, whole: bool = False) -> str:
         """The hub's log (its services' too): its end, or `whole`."""
@@ -198,9 +214,9 @@ class CheckHub:
         if self.process.poll() is None:
             started = process_tree.family(self.process.pid)
             os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=120)
-            except subprocess.TimeoutExpired:
+            try:  # it stops its services: as long as they work on it
+                stall_guard.wait(self.process, "the check hub, stopping", self.signs())
+            except stall_guard.Stalled:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
             if left := process_tree.end(started):

@@ -320,6 +320,8 @@ def test_no_service_no_verdict(students_env: StudentsEnvironment, hub: CheckHub)
                 assert "✓" not in printed + error and "✗" not in printed + error
             k.run(f"os.environ['AUTOGRADER_CHECKS_URL'] = {hub.direct_checks_url!r}")
             k.run(f"os.environ['JUPYTERHUB_API_TOKEN'] = {no_access!r}")
+            # the service's refusal, however slow the machine (1 s was for the silent one)
+            k.run("os.environ['AUTOGRADER_CHECKS_TIMEOUT'] = '3600'")
             printed, error = k.run("exercise.check('h')")
             assert error is not None and "the hub did not let this kernel ask" in error, error
             assert "✓" not in printed + error and "✗" not in printed + error
