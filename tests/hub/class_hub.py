@@ -39,16 +39,19 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import process_tree  # tests/ (conftest.py puts it on the path)
 import stall_guard
 from class_privacy import roster_group_name  # deploy/hub (on the path, as for the tests)
+from page_steps import new_context, patiently
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from playwright.sync_api import Browser, Page
+
+T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
@@ -64,9 +67,6 @@ if GRADEBOOK not in GRADEBOOKS:
 POSTGRES = GRADEBOOK == "postgresql"
 PROFILES = ("ada", "ben", "dee")  # the sample class's: right, wrong, blank
 STUDENT_ENV = Path("/var/tmp/autograder-hubtest-students")
-ENV_LOCK_WAIT = 3600.0  # s: another run's whole session (minutes; its first build, more)
-
-LONG = 180_000  # ms: a server spawn or a validation on a busy 2-core machine
 
 REACH_PYTHON = """\
 set -e
@@ -96,30 +96,33 @@ def interpreter_home() -> Path | None:
 
 
 @contextlib.contextmanager
-def student_env_lock(wait: float = ENV_LOCK_WAIT) -> Iterator[None]:
+def student_env_lock() -> Iterator[None]:
     """Hold `STUDENT_ENV` for this run alone (an flock on a file beside it, released when
-    the process ends however it ends); waits up to `wait` s for another run to finish."""
+    the process ends however it ends); waits for another run to finish for as long as that
+    run (the pid it wrote in the file, with the hub and services it started) works."""
     path = STUDENT_ENV.with_name(STUDENT_ENV.name + ".lock")
     with open(path, "a+") as lock:
-        deadline = time.monotonic() + wait
-        said = False
-        while True:
+
+        def holder() -> str:
+            lock.seek(0)
+            return lock.read().strip() or "unknown"
+
+        def taken() -> bool:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                return True
             except BlockingIOError:
-                lock.seek(0)
-                holder = lock.read().strip() or "unknown"
-                if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"another class hub test (pid {holder}) held {STUDENT_ENV} (the "
-                        f"students' environment, one run at a time: {path}) for {wait:g} s"
-                    ) from None
-                if not said:
-                    print(f"waiting for another class hub test (pid {holder}) to release "
-                          f"{STUDENT_ENV}", file=sys.stderr, flush=True)  # fmt: skip
-                    said = True
-                time.sleep(2)
+                return False
+
+        if not taken():
+            print(f"waiting for another class hub test (pid {holder()}) to release "
+                  f"{STUDENT_ENV}", file=sys.stderr, flush=True)  # fmt: skip
+            other = stall_guard.CpuSign(
+                lambda: stall_guard.cpu_ticks(int(h)) if (h := holder()).isdigit() else 0
+            )
+            stall_guard.wait_until(
+                taken, f"another class hub test holding {STUDENT_ENV} ({path})", [other]
+            )
         lock.truncate(0)
         lock.write(str(os.getpid()))
         lock.flush()
@@ -356,6 +359,20 @@ class ClassHub:
         what, written = "the class hub, starting", self.root / "hub.log"
         stall_guard.wait_for_server(up, what, self.process, written)
 
+    def signs(self) -> list[stall_guard.Sign]:
+        """The class's work: what the hub started (users' servers and kernels, the proxy,
+        the check service) using CPU time, the hub's log growing."""
+        assert self.process is not None
+        return [
+            stall_guard.work_below(self.process.pid),
+            stall_guard.size_of(self.root / "hub.log"),
+        ]
+
+    def patiently(self, step: Callable[[float], T], what: str, *more: stall_guard.Sign) -> T:
+        """`step(timeout_ms)`, a Playwright wait on the class's work, for as long as the
+        class (and `more`) works (page_steps.patiently)."""
+        return patiently(step, what, [*self.signs(), *more])
+
     def _release(self) -> None:
         """`make assign` and `nbgrader release_assignment`, as the instructor."""
         python = str(VENV_BIN / "python")
@@ -371,9 +388,9 @@ class ClassHub:
         if self.process is not None and self.process.poll() is None:
             started = process_tree.family(self.process.pid)
             os.killpg(self.process.pid, signal.SIGTERM)  # the hub stops its users' servers
-            try:
-                self.process.wait(timeout=180)
-            except subprocess.TimeoutExpired:
+            try:  # it stops its users' servers: as long as they work on it
+                stall_guard.wait(self.process, "the class hub, stopping", self.signs())
+            except stall_guard.Stalled:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
             if left := process_tree.end(started):  # its proxy and services: own sessions
@@ -400,12 +417,13 @@ class ClassHub:
 
 def log_in(browser: Browser, hub: ClassHub, user: str) -> Page:
     """A new browser context logged in to the hub as `user`, on their JupyterLab."""
-    context = browser.new_context(viewport={"width": 1300, "height": 900})
-    context.set_default_timeout(LONG)  # every click, fill and load: a busy machine's pace
+    context = new_context(browser, viewport={"width": 1300, "height": 900})
     page = context.new_page()
     page.goto(f"{hub.url}/hub/login")
     page.fill("#username_input", user)
     page.fill("#password_input", hub.passwords[user])
     page.click("#login_submit")
-    page.wait_for_selector(".jp-LabShell", timeout=LONG)
+    hub.patiently(
+        lambda ms: page.wait_for_selector(".jp-LabShell", timeout=ms), f"{user}'s JupyterLab"
+    )
     return page

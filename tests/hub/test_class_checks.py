@@ -22,13 +22,13 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import nbformat
 import pytest
+import stall_guard
 from check_hub import REPO, answer_texts, open_folder
-from class_hub import COURSE_ID, LONG, STUDENT_ENV, ClassHub, log_in
+from class_hub import COURSE_ID, STUDENT_ENV, ClassHub, log_in
 from playwright.sync_api import Browser, Page
 
 pytestmark = [pytest.mark.browser]
@@ -107,16 +107,17 @@ RUN_PROMPTS = "() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt
     ".filter(e => /\\[\\d+\\]/.test(e.textContent)).length"  # fmt: skip
 
 
-def kernel_ready(page: Page) -> None:
-    """Wait until the open notebook's kernel is idle. A server just started may not have
-    listed its kernels yet when the notebook opens, and JupyterLab then asks which one to
-    start: its choice (the notebook's own, the students' Python) is accepted."""
+def kernel_ready(hub: ClassHub, page: Page) -> None:
+    """Wait until the open notebook's kernel is idle (for as long as the class works). A
+    server just started may not have listed its kernels yet when the notebook opens, and
+    JupyterLab then asks which one to start: its choice (the notebook's own, the students'
+    Python) is accepted."""
     idle = page.get_by_text(re.compile(r"\| Idle$"))
     accept = page.locator(".jp-Dialog .jp-mod-accept")
-    deadline = time.monotonic() + LONG / 1000
+    watch = stall_guard.Watch("the notebook's kernel, until idle", hub.signs())
     calm = 0
     while calm < 3:  # idle, with no question asked, three times in a row
-        assert time.monotonic() < deadline, "the notebook's kernel never became idle"
+        watch.check()
         if accept.count() and accept.first.is_visible():
             accept.first.click()
             calm = 0
@@ -127,7 +128,7 @@ def kernel_ready(page: Page) -> None:
         page.wait_for_timeout(500)
 
 
-def run_each(page: Page, notebook: Path) -> None:
+def run_each(hub: ClassHub, page: Page, notebook: Path) -> None:
     """Run the open notebook's cells one by one, as a student does with Shift+Enter, each
     after the one before has finished (a check that fails raises, and "Run All" would
     stop there)."""
@@ -139,7 +140,12 @@ def run_each(page: Page, notebook: Path) -> None:
         page.keyboard.press("Shift+Enter")
         if cell.cell_type == "code":
             ran += 1
-            page.wait_for_function(f"() => ({RUN_PROMPTS})() >= {ran}", timeout=LONG)
+            hub.patiently(
+                lambda ms, ran=ran: page.wait_for_function(
+                    f"() => ({RUN_PROMPTS})() >= {ran}", timeout=ms
+                ),
+                f"code cell {ran}, run",
+            )
 
 
 def shown(page: Page, index: int) -> str:
@@ -164,10 +170,12 @@ def test_checks_in_the_browser_say_what_self_study_says(
     page = log_in(browser, hub, user)
     try:
         page.goto(f"{hub.url}/user/{user}/lab/tree/checks-{profile}.ipynb?reset")
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=LONG)
-        kernel_ready(page)
+        hub.patiently(
+            lambda ms: page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=ms), "a cell"
+        )
+        kernel_ready(hub, page)
         try:
-            run_each(page, answered)
+            run_each(hub, page, answered)
         except Exception:
             page.screenshot(path=str(tmp_path / "page.png"), full_page=True)
             print(f"\nthe page when it failed: {tmp_path / 'page.png'}")

@@ -31,23 +31,22 @@ import time
 from pathlib import Path
 
 import pytest
-from class_hub import ASSIGNMENT, COURSE_ID, LONG, PROFILES, ClassHub, log_in
+import stall_guard
+from class_hub import ASSIGNMENT, COURSE_ID, PROFILES, ClassHub, log_in
 from playwright.sync_api import Browser, Page
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from autograder.authoring.sample_class import expected_scores
 
 pytestmark = [pytest.mark.browser, pytest.mark.nbgrader, pytest.mark.sandbox]
 
-SERVICE_WAIT = 300.0  # s: generous (the goal is 3 s; its speed is the benchmark's to measure)
-STOP_WAIT = 180.0  # s: the service's exit after SIGTERM (it finishes the hand-in it grades)
-
 
 class ServiceOutput:
-    """The lines a running command prints, each with the time it was read."""
+    """The lines a running command prints, each with the time it was read; waits on them
+    last for as long as the command (and `signs`: the class it serves) works or prints."""
 
-    def __init__(self, process: subprocess.Popen[str]) -> None:
+    def __init__(self, process: subprocess.Popen[str], signs: list[stall_guard.Sign]) -> None:
         self.process = process
+        self.signs = [stall_guard.cpu_of(process.pid), self.printed, *signs]
         self.lines: list[tuple[float, str]] = []
         self._arrived: queue.Queue[tuple[float, str] | None] = queue.Queue()
         self._ended = False
@@ -59,6 +58,10 @@ class ServiceOutput:
         for line in self.process.stdout:
             self._arrived.put((time.time(), line.rstrip("\n")))
         self._arrived.put(None)
+
+    def printed(self) -> int:
+        """How many lines it printed so far (a sign of progress)."""
+        return len(self.lines) + self._arrived.qsize()
 
     def _take(self, timeout: float) -> bool:
         """Move one line read into `lines`, waiting up to `timeout`; False: none came."""
@@ -72,40 +75,38 @@ class ServiceOutput:
         self.lines.append(item)
         return True
 
-    def wait_for(self, pattern: str, timeout: float = SERVICE_WAIT) -> tuple[re.Match[str], float]:
-        """The first line printed (so far or within `timeout`) matching `pattern`, and when
-        it was read."""
-        deadline = time.monotonic() + timeout
+    def wait_for(self, pattern: str) -> tuple[re.Match[str], float]:
+        """The first line printed (so far or later, while the service or the class works)
+        matching `pattern`, and when it was read."""
+        watch = stall_guard.Watch(f"the service printing {pattern!r}", self.signs)
         seen = 0
         while True:
             for arrived, line in self.lines[seen:]:
                 if found := re.search(pattern, line):
                     return found, arrived
             seen = len(self.lines)
-            if self._ended or not self._take(deadline - time.monotonic()):
-                state = "ended" if self._ended else f"printed nothing like it in {timeout:g} s"
+            if self._ended or (not self._take(stall_guard.POLL_SECONDS) and watch.stalled()):
+                state = "ended" if self._ended else watch.message()
                 shown = "\n".join(line for _, line in self.lines[-40:])
                 raise AssertionError(f"waiting for {pattern!r}: the service {state}:\n{shown}")
 
-    def rest(self, timeout: float = STOP_WAIT) -> str:
-        """Everything printed, once the output ended (its end awaited up to `timeout`)."""
-        self._reader.join(timeout)
+    def rest(self) -> str:
+        """Everything printed, once the output ended (awaited while lines still come)."""
+        stall_guard.wait_until(
+            lambda: not self._reader.is_alive(), "the service's output, ending", [self.printed]
+        )
         while not self._ended and self._take(0.0):
             pass
-        printed = "\n".join(line for _, line in self.lines)
-        assert not self._reader.is_alive(), (
-            f"the service's output did not end within {timeout:g} s of its exit:\n{printed}"
-        )
-        return printed
+        return "\n".join(line for _, line in self.lines)
 
 
 def stop_service(hub: ClassHub, service: subprocess.Popen[str]) -> int:
     """SIGTERM to the service (as `autograder serve` documents); its exit status."""
     if service.poll() is None:
         hub.signal_command(service, signal.SIGTERM)
-        try:
-            return service.wait(timeout=STOP_WAIT)
-        except subprocess.TimeoutExpired:
+        try:  # it finishes the hand-in it grades: as long as it works on it
+            return stall_guard.wait(service, "the grading service, stopping")
+        except stall_guard.Stalled:
             os.killpg(service.pid, signal.SIGKILL)  # runuser and the service, its own group
             service.wait()
             raise
@@ -121,10 +122,13 @@ FORMGRADER_STATE = """() => window.formgrader === undefined ? "no formgrader obj
                     comments_loaded: formgrader.comments?.loaded})"""
 
 
-def open_assignments(page: Page) -> None:
+def open_assignments(hub: ClassHub, page: Page) -> None:
     page.click(".lm-MenuBar-itemLabel:text('Nbgrader')")
     page.click(".lm-Menu-itemLabel:text('Assignment List')")
-    page.wait_for_selector("#released_assignments_list", timeout=LONG)
+    hub.patiently(
+        lambda ms: page.wait_for_selector("#released_assignments_list", timeout=ms),
+        "the assignment list",
+    )
 
 
 def student_turn(
@@ -133,9 +137,14 @@ def student_turn(
     """Log in, fetch, answer, validate, submit; returns the page, the validation text and
     when Submit was clicked."""
     page = log_in(browser, hub, user)
-    open_assignments(page)
+    open_assignments(hub, page)
     page.click("#released_assignments_list button:text('Fetch')")
-    page.wait_for_selector(f"#fetched_assignments_list >> text={ASSIGNMENT}", timeout=LONG)
+    hub.patiently(
+        lambda ms: page.wait_for_selector(
+            f"#fetched_assignments_list >> text={ASSIGNMENT}", timeout=ms
+        ),
+        f"{user}'s fetched assignment",
+    )
     target = Path(f"/home/{user}") / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     assert target.exists(), "Fetch put no notebook in the student's home"
     if profile != "dee":  # dee hands in the fetched notebook untouched (blank)
@@ -145,19 +154,24 @@ def student_turn(
     # ?reset: a clean workspace, this notebook alone (an earlier test's notebook, restored
     # from the student's saved workspace, would sit hidden in another tab)
     page.goto(f"{hub.url}/user/{user}/lab/tree/{ASSIGNMENT}/{ASSIGNMENT}.ipynb?reset")
-    page.wait_for_selector(".jp-Notebook", timeout=LONG)
+    hub.patiently(lambda ms: page.wait_for_selector(".jp-Notebook", timeout=ms), "the notebook")
     page.locator(".jp-NotebookPanel-toolbar").get_by_text("Validate").click()
     dialog = page.locator(".jp-Dialog")
-    dialog.wait_for(timeout=LONG)
-    dialog.get_by_text(re.compile("Validation Results|Success|failed")).first.wait_for(timeout=LONG)
+    verdict = dialog.get_by_text(re.compile("Validation Results|Success|failed")).first
+    hub.patiently(lambda ms: verdict.wait_for(timeout=ms), f"{user}'s validation")
     validation = dialog.inner_text()
     dialog.locator("button").last.click()
-    open_assignments(page)
+    open_assignments(hub, page)
     submit = page.locator("#fetched_assignments_list button:text('Submit')")
-    submit.wait_for(timeout=LONG)
+    hub.patiently(lambda ms: submit.wait_for(timeout=ms), "the Submit button")
     clicked = time.time()
     submit.click()
-    page.wait_for_selector(f"#submitted_assignments_list >> text={ASSIGNMENT}", timeout=LONG)
+    hub.patiently(
+        lambda ms: page.wait_for_selector(
+            f"#submitted_assignments_list >> text={ASSIGNMENT}", timeout=ms
+        ),
+        f"{user}'s submission listed",
+    )
     return page, validation, clicked
 
 
@@ -202,19 +216,15 @@ def submission_notebook_id(hub: ClassHub, student: str) -> str:
 
 def fetch_feedback(hub: ClassHub, page: Page, user: str) -> str:
     """Fetch Feedback in the user's Assignments tab; the newest page's path in their home."""
-    open_assignments(page)
+    open_assignments(hub, page)
     page.click("#submitted_assignments_list button:text('Fetch Feedback')")
     home = Path(f"/home/{user}")
-    deadline = time.monotonic() + LONG / 1000
-    while time.monotonic() < deadline:
-        files = sorted((home / ASSIGNMENT / "feedback").glob(f"*/{ASSIGNMENT}.html"))
-        if files:
-            return str(files[-1].relative_to(home))
-        page.wait_for_timeout(500)
-    raise AssertionError(
-        f"Fetch Feedback fetched no feedback into {home / ASSIGNMENT / 'feedback'} "
-        f"within {LONG / 1000:g} s"
+    files = stall_guard.wait_until(
+        lambda: sorted((home / ASSIGNMENT / "feedback").glob(f"*/{ASSIGNMENT}.html")),
+        f"Fetch Feedback, into {home / ASSIGNMENT / 'feedback'}",
+        hub.signs(),
     )
+    return str(files[-1].relative_to(home))
 
 
 def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None:
@@ -227,7 +237,7 @@ def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None
 
     # --- instructor: the warm grading service, as their own ordinary account ------------
     service = hub.start_as(teacher, "autograder", "serve", "--release-feedback")
-    output = ServiceOutput(service)  # reads it in a thread from now on
+    output = ServiceOutput(service, hub.signs())  # reads it in a thread from now on
     try:
         output.wait_for(r"^serving ")
 
@@ -261,7 +271,10 @@ def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None
         output.wait_for(rf"^feedback {ben}/{ASSIGNMENT}: released")
         page = pages[ben]
         page.goto(f"{hub.url}/user/{ben}/files/{fetch_feedback(hub, page, ben)}")
-        page.wait_for_selector(f"text={ben_diagnosis(ben)}", timeout=LONG)
+        hub.patiently(
+            lambda ms: page.wait_for_selector(f"text={ben_diagnosis(ben)}", timeout=ms),
+            "ben's diagnosis on his feedback page",
+        )
         for user in hub.students:  # every release done before the service is stopped
             output.wait_for(rf"^feedback {user}/{ASSIGNMENT}: released")
     finally:
@@ -302,27 +315,29 @@ def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None
         f"{hub.url}/user/{teacher}/formgrader/submissions/{submission_notebook_id(hub, ada)}/"
     )
     score = page.locator(f"input.score#{written_cell(hub)}")
-    score.wait_for(timeout=LONG)
+    hub.patiently(lambda ms: score.wait_for(timeout=ms), "formgrader's score input")
     try:
-        page.wait_for_function(GRADES_BOUND, timeout=LONG)
-    except PlaywrightTimeout:
+        hub.patiently(
+            lambda ms: page.wait_for_function(GRADES_BOUND, timeout=ms), "formgrader's grades"
+        )
+    except stall_guard.Stalled as stalled:
         state = page.evaluate(FORMGRADER_STATE)
         raise AssertionError(
-            f"formgrader's grades were not loaded (its inputs not bound) within "
-            f"{LONG / 1000:g} s: {state}; the page's errors: {errors}"
+            f"formgrader's grades were not loaded (its inputs not bound): {state}; the page's "
+            f"errors: {errors}\n{stalled}"
         ) from None
     score.fill("1")
+    # one request to the instructor's server: the page's step limit (page_steps.STEP_MS)
     with page.expect_response(
-        lambda r: "/formgrader/api/grade/" in r.url and r.request.method == "PUT", timeout=LONG
+        lambda r: "/formgrader/api/grade/" in r.url and r.request.method == "PUT"
     ) as saved:
         score.press("Tab")  # formgrader saves on change
     assert saved.value.ok, f"formgrader's save answered {saved.value.status}"
     with_written = (expected[ada] + 1, 1.0)
-    deadline = time.monotonic() + LONG / 1000  # the real condition: the gradebook's row
-    while gradebook(hub)[ada] != with_written and time.monotonic() < deadline:
-        page.wait_for_timeout(500)
-    assert gradebook(hub)[ada] == with_written, (
-        f"formgrader's saved score is not in the gradebook within {LONG / 1000:g} s"
+    stall_guard.wait_until(  # the real condition: the gradebook's row
+        lambda: gradebook(hub)[ada] == with_written,
+        "formgrader's saved score, in the gradebook",
+        hub.signs(),
     )
 
     # --- instructor: release feedback again (--force: the service's is there already);
@@ -331,4 +346,7 @@ def test_a_class_from_login_to_feedback(hub: ClassHub, browser: Browser) -> None
     hub.check_as(teacher, "nbgrader", "release_feedback", ASSIGNMENT)
     page = pages[ada]
     page.goto(f"{hub.url}/user/{ada}/files/{fetch_feedback(hub, page, ada)}")
-    page.wait_for_selector(f"text=(Score: {with_written[0]:.1f} / ", timeout=LONG)
+    hub.patiently(
+        lambda ms: page.wait_for_selector(f"text=(Score: {with_written[0]:.1f} / ", timeout=ms),
+        "ada's score on her feedback page",
+    )
