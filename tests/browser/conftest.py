@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import process_tree
 import pytest
 import stall_guard
 from page_steps import new_context, patiently
@@ -188,12 +189,13 @@ def _wait_until_up(server: LabServer) -> None:
 def _stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is not None:
         return
-    process.terminate()  # the server shuts its kernels down on SIGTERM
+    process.terminate()  # the server shuts its kernels down on SIGTERM: while they work
     try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
+        kernels = [stall_guard.work_below(process.pid)]  # the server's own: it polls
+        stall_guard.wait(process, "jupyter server, stopping", kernels)
+    except stall_guard.Stalled:
+        process_tree.end(process_tree.family(process.pid))  # the server and its kernels
+        process.wait()
 
 
 @pytest.fixture(scope="session")

@@ -57,7 +57,13 @@ SECRET = "instructor-secret-7f3a"
 # 20 s of wall time: the probes walk the whole host file system and the fork attacks fill
 # the notebook's memory, on a 2-core machine that runs the rest of the suite alongside
 # (10 s timed them out once, in CI). The CPU limit is above the wall time, so the
-# infinite loop is always stopped by the wall clock, and says so.
+# infinite loop is always stopped by the wall clock, and says so. NOT speed-proof: at a
+# load of 20 on 2 cores probe_answers took 12.6 s; a machine twice as busy trips it. The
+# wall clock is what stops the fork bomb, the infinite loop and the output flood (each
+# costs wall_seconds of a core), and the sandbox has no CPU budget for a notebook's
+# processes together, the guard a slow machine would not trip. (A quarter of a core for
+# 80 s, the same cost, left a killed notebook's processes still in its cgroups when the
+# next one started: "processes of an earlier notebook are still running".)
 LIMITS = """
 c.Sandbox.wall_seconds = 20
 c.Sandbox.cpu_seconds = 30
@@ -972,7 +978,7 @@ def test_the_shim_gives_the_values_the_grader_injected(tmp_path: Path) -> None:
     """In the sandbox `autograder` is the answer-free shim; `given` returns injected values."""
     from autograder.sandbox.workers import Worker
 
-    worker = Worker(Sandbox(wall_seconds=30), tmp_path / "logs")
+    worker = Worker(Sandbox(wall_seconds=stall_guard.STALL_SECONDS), tmp_path / "logs")
     try:
         result = worker.execute(
             [
@@ -999,7 +1005,7 @@ def test_a_plot_in_a_notebook_comes_back_as_an_image(tmp_path: Path) -> None:
     """The worker does not preload matplotlib; a notebook that plots still gets its figure."""
     from autograder.sandbox.workers import Worker
 
-    worker = Worker(Sandbox(wall_seconds=60), tmp_path / "logs")
+    worker = Worker(Sandbox(wall_seconds=stall_guard.STALL_SECONDS), tmp_path / "logs")
     try:
         result = worker.execute(
             ["import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])", "print('after')"]

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import stall_guard  # an honest notebook's wall time: only a hang reaches it
 
 from autograder.sandbox.cgroups import (
     GRADER_LEAF,
@@ -106,7 +107,9 @@ def test_a_notebook_finds_nothing_of_the_students_graded_before_it(tmp_path: Pat
     own = needles_of("own", scanner)
     needles["own name"] = own["own name"]
     needles["own x as double"] = own["own x as double"]
-    worker = Worker(Sandbox(wall_seconds=120, memory_mb=1024), tmp_path / "logs")
+    worker = Worker(
+        Sandbox(wall_seconds=stall_guard.STALL_SECONDS, memory_mb=1024), tmp_path / "logs"
+    )
     try:
         pids = []
         for one in earlier:
@@ -152,7 +155,7 @@ for fd in sorted(int(name) for name in os.listdir('/proc/self/fd')):
 
 @pytest.mark.processes
 def test_a_frame_nested_200000_deep_fails_its_notebook_not_the_worker(tmp_path: Path) -> None:
-    worker = Worker(Sandbox(wall_seconds=60), tmp_path / "logs")
+    worker = Worker(Sandbox(wall_seconds=stall_guard.STALL_SECONDS), tmp_path / "logs")
     try:
         result = worker.execute(["print('before')", DEEP_FRAME, "print('after')"])
         assert worker.process is not None
@@ -175,7 +178,7 @@ def test_a_deeply_nested_display_is_dropped_with_a_note(tmp_path: Path) -> None:
     show = (
         "from IPython.display import display\ndisplay({'application/json': {'a': value}}, raw=True)"
     )
-    worker = Worker(Sandbox(wall_seconds=60), tmp_path / "logs")
+    worker = Worker(Sandbox(wall_seconds=stall_guard.STALL_SECONDS), tmp_path / "logs")
     try:
         result = worker.execute([nested + show, "print('after')"])
     finally:
