@@ -190,9 +190,13 @@ def picture(widget: Locator) -> Locator:
     return image
 
 
-def wait_for_new_picture(widget: Locator, old_src: str | None) -> str:
+def wait_for_new_picture(notebook: Notebook, widget: Locator, old_src: str | None) -> str:
+    """Until the kernel has drawn the widget's picture again and it has decoded."""
     image = picture(widget)
-    expect(image).not_to_have_attribute("src", old_src or "")
+    notebook.while_working(
+        lambda ms: expect(image).not_to_have_attribute("src", old_src or "", timeout=ms),
+        "the widget's new picture",
+    )
     widget.page.wait_for_function(
         "(img) => img.complete && img.naturalWidth > 0", arg=image.element_handle()
     )
@@ -228,15 +232,15 @@ def test_tangent_explorer_follows_the_slider(lessons: ExecutedLessons) -> None:
         x = slider(widget, "x")
         move_slider(x, 2.5)
         expect(readout).to_have_text("x = 2.5 | y = 6.25 | slope = 5.0 | step left")
-        src = wait_for_new_picture(widget, src)
+        src = wait_for_new_picture(notebook, widget, src)
 
         move_slider(x, 0.0)
         expect(readout).to_have_text("x = 0.0 | y = 0.0 | slope = 0.0 | at the minimum")
-        src = wait_for_new_picture(widget, src)
+        src = wait_for_new_picture(notebook, widget, src)
 
         move_slider(x, -1.0)
         expect(readout).to_have_text("x = -1.0 | y = 1.0 | slope = -2.0 | step right")
-        wait_for_new_picture(widget, src)
+        wait_for_new_picture(notebook, widget, src)
         assert abs(height(widget) - start_height) <= 1, "the widget changed height: it jumps"
     finally:
         widget_screenshot(notebook.panel.locator(".tangent-explorer"), f"{lesson}_widget")
@@ -288,24 +292,24 @@ def test_neuron_explorer_gate(lessons: ExecutedLessons, lesson: str, starts_open
             expect_open()
             move_slider(x, -1.0)
             expect_shut()
-            src = wait_for_new_picture(widget, src)
+            src = wait_for_new_picture(notebook, widget, src)
             move_slider(x, 2.0)
             expect_open()
-            wait_for_new_picture(widget, src)
+            wait_for_new_picture(notebook, widget, src)
         else:
             assert slider_value(x) == -1.0
             expect_shut()
             move_slider(x, 2.0)
             expect_open()
-            src = wait_for_new_picture(widget, src)
+            src = wait_for_new_picture(notebook, widget, src)
             move_slider(x, -1.0)
             expect_shut()
-            src = wait_for_new_picture(widget, src)
+            src = wait_for_new_picture(notebook, widget, src)
             # the LeakyReLU lets a little gradient through the shut gate
             widget.get_by_role("checkbox", name=re.compile("LeakyReLU")).check()
             expect(cells["dL_dw"]).to_have_text("dL/dw = 0.0408")
             expect(cells["dL_db"]).to_have_text("dL/db = -0.0408")
-            wait_for_new_picture(widget, src)
+            wait_for_new_picture(notebook, widget, src)
         assert abs(height(widget) - start_height) <= 1, "the widget changed height: it jumps"
     finally:
         widget_screenshot(notebook.panel.locator(".neuron-explorer"), f"{lesson}_widget")
