@@ -151,9 +151,10 @@ class Exercise:
         else:
             print(f"Back to your own numbers ({self.learner}): run the Given cell again.")
 
-    def _ask_verdicts(self, action: str, request: dict[str, Any]) -> None:
+    def _ask_verdicts(self, action: str, request: dict[str, Any], after: str = "") -> None:
         request = {"exercise": self.name, "practice": self._practice, **request}
-        show_verdicts(_verdicts(ask(action, request)), practice=self._practice is not None)
+        verdicts = _verdicts(ask(action, request))
+        show_verdicts(verdicts, practice=self._practice is not None, after=after)
 
     def check(self, *names: str) -> None:
         """Check the named answers (all hand answers when none is named); raise AnswerMismatch."""
@@ -174,12 +175,8 @@ class Exercise:
             "values": values,
             "kernel": bool(namespace),
         }
-        try:
-            self._ask_verdicts("check", request)
-        except AnswerMismatch as mismatch:
-            if cells is None or len(cells) <= MAX_CELLS:
-                raise
-            raise AnswerMismatch(f"{mismatch}{LONG_HISTORY.format(count=MAX_CELLS)}") from None
+        long = cells is not None and len(cells) > MAX_CELLS
+        self._ask_verdicts("check", request, LONG_HISTORY.format(count=MAX_CELLS) if long else "")
 
     def check_function(self, name: str, seed: int | None = None) -> None:
         """Run the learner's function `name` on the service's cases; raise AnswerMismatch."""

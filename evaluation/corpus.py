@@ -90,6 +90,7 @@ CORPUS: tuple[tuple[str, str, str, str], ...] = (
     (E2, "dz_dx", "dz_dx = c * 2 * x ** 2", "wrong_power"),
     (E2, "dz_dx", "dz_dx = dz_dy * dy_dx * x", "given_extra"),
     (E2, "dz_dx", "dz_dx = 2 * c * x + 1", "constant_kept"),
+    (E2, "dz_dx", "dz_dx = 4 * x", "lesson_number"),  # the lesson's 4x: its c = 2 in it
     # 03: the neuron, ReLU open
     (E3, "h", "h = w * x - b", "sign"),
     (E3, "h", "h = w + x + b", "sum_for_product"),

@@ -3,14 +3,15 @@ which operations the numbers still show right.
 
 A learner's class is simulated on plain floats as the learner wrote it: each graph
 operation is expanded into the class's own nodes (``a - b`` may be its own node, or
-``a + (-b)``, and ``-a`` may be ``a * -1``: a bug in ``*`` then shows in ``-`` too), the
+``a + (-b)``, ``-a`` may be ``a * -1`` and ``a / b`` may be ``a * b**-1``: a bug in ``*``
+then shows in ``-`` and ``/`` too), the
 bug is put where learners put it, and ``backward()`` walks the nodes as the buggy class
 would (breadth first, without a visited set, without the seed, not reversed). A bug
 explains a class's numbers when its simulation gives, on every graph, the output, every
 leaf gradient and every error the learner's class gave.
 
 Each bug belongs to one operation of the class (``Bug.unit``: ``+``, ``*``, unary ``-``,
-``-``, ``**``, ``relu()`` or ``backward()``), so points follow the operation that holds
+``-``, ``**``, ``/``, ``relu()`` or ``backward()``), so points follow the operation that holds
 it: ``explain`` finds the bugs that fit, and ``observable`` says whether the numbers still
 show that another operation is right despite them (a class whose ``backward()`` never
 seeds the output shows nothing about any operation).
@@ -39,6 +40,7 @@ UNITS = {
     "sub": "- (__sub__, __rsub__)",
     "pow": "** (__pow__)",
     "relu": "relu()",
+    "div": "/ (__truediv__, __rtruediv__)",
 }
 """Every operation a class part credits, as the learner reads it."""
 
@@ -46,6 +48,7 @@ FAMILY = {
     "add": "add", "add_const": "add", "radd_const": "add",
     "mul": "mul", "mul_const": "mul", "rmul_const": "mul",
     "sub": "sub", "sub_const": "sub", "rsub_const": "sub",
+    "div": "div", "div_const": "div", "rdiv_const": "div",
     "neg": "neg", "pow": "pow", "relu": "relu",
 }  # fmt: skip
 """The operation (unit) of each graph op."""
@@ -164,30 +167,72 @@ BUGS = {
             "is other - self (Value(other) - self), not self - other",
             where="__rsub__",
         ),
+        Bug(
+            "div_sign", "div",
+            "the sign is wrong: the slope of a / b towards b is -a/b² "
+            "(other.grad += -self.data / other.data**2 * out.grad)",
+        ),
+        Bug(
+            "div_square", "div",
+            "the slope of a / b towards b lacks its 1/b²: it is -a/b², a over b squared "
+            "(other.grad += -self.data / other.data**2 * out.grad)",
+        ),
+        Bug(
+            "div_numerator", "div",
+            "the slope of a / b towards a is 1/b, not b: a / b is a × (1/b) "
+            "(self.grad += out.grad / other.data)",
+        ),
+        Bug(
+            "rdiv_swap", "div",
+            "the operands are swapped: 2 / v must give 2 / v.data, so __rtruediv__(self, "
+            "other) is other / self (Value(other) / self), not self / other",
+            where="__rtruediv__",
+        ),
         _missing("add", "__radd__", "+"),
         _missing("mul", "__rmul__", "*"),
         _missing("sub", "__rsub__", "-"),
-        *(_overwrite(unit) for unit in ("add", "mul", "neg", "sub", "pow", "relu")),
-        *(_cut(unit) for unit in ("add", "mul", "neg", "sub", "pow", "relu")),
+        _missing("div", "__rtruediv__", "/"),
+        *(_overwrite(unit) for unit in ("add", "mul", "neg", "sub", "pow", "relu", "div")),
+        *(_cut(unit) for unit in ("add", "mul", "neg", "sub", "pow", "relu", "div")),
     )
 }  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Style:
-    """How the class writes ``-``: its own node or built from other operations."""
+    """How the class writes ``-`` and ``/``: its own node or built from other operations."""
 
     neg: str = "own"  # or "mul": -a is a * -1
     sub: str = "own"  # or "add_neg": a - b is a + (-b)
     rsub: str = "own"  # or "sub": Value(c) - a; "add_neg": (-a) + c; "radd_neg": c + (-a)
+    div: str = "own"  # or "pow": a / b is a * b**-1 (lesson 9's)
+    rdiv: str = "div"  # Value(c) / a, with the class's /; or "rmul": c * a**-1 (lesson 9's)
 
 
-STYLES = tuple(
-    Style(neg, sub, rsub)
-    for neg, sub, rsub in itertools.product(
-        ("own", "mul"), ("own", "add_neg"), ("own", "sub", "add_neg", "radd_neg")
-    )
-)
+CHOICES = {
+    "neg": ("own", "mul"),
+    "sub": ("own", "add_neg"),
+    "rsub": ("own", "sub", "add_neg", "radd_neg"),
+    "div": ("own", "pow"),
+    "rdiv": ("div", "rmul"),
+}
+"""Each way of writing ``Style``'s fields, the default first."""
+SHOWN_BY = {
+    "neg": {"neg", "sub", "sub_const", "rsub_const"},
+    "sub": {"sub", "sub_const", "rsub_const"},
+    "rsub": {"rsub_const"},
+    "div": {"div", "div_const", "rdiv_const"},
+    "rdiv": {"rdiv_const"},
+}
+"""The graph ops whose nodes each of ``Style``'s fields changes."""
+
+
+def styles_for(graphs: Sequence[Graph]) -> list[Style]:
+    """Every way of writing the class that gives different nodes on ``graphs`` (a field
+    none of their ops uses stays at its default): fewer styles to simulate."""
+    drawn = {op["op"] for graph in graphs for op in graph["ops"]}
+    fields = [CHOICES[f] if SHOWN_BY[f] & drawn else CHOICES[f][:1] for f in CHOICES]
+    return [Style(*choice) for choice in itertools.product(*fields)]
 
 
 @dataclass(frozen=True)
@@ -199,6 +244,7 @@ class Variant:
     walk: str = "topo"  # "bfs", "preorder" (each node once), "repeats", "unreversed"
     overwrite_sides: frozenset[int] = frozenset({0, 1})  # self (0), other (1), or both
     relu_test: str = "le"  # relu_side written `<= 0` ("le") or `< 0` ("lt")
+    div_slope: str = "b"  # div_square written -a/b ("b") or -a ("one")
 
     def has(self, key: str) -> bool:
         """Whether the class has the bug ``key``."""
@@ -242,6 +288,12 @@ def _expand(graph: Graph, variant: Variant) -> tuple[list[Node], list[int]]:
     def sub(a: int, b: int) -> int:
         return new("add", (a, neg(b))) if style.sub == "add_neg" else new("sub", (a, b))
 
+    def div(a: int, b: int) -> int:  # b a Value
+        return new("mul", (a, new("pow", (b,), -1.0))) if style.div == "pow" else new("div", (a, b))
+
+    def div_number(a: int, c: float) -> int:  # a / c: c**-1 is a plain number in a * c**-1
+        return new("mul", (a, const(1.0 / c))) if style.div == "pow" else new("div", (a, const(c)))
+
     def reflected(key: str) -> None:
         if variant.has(key):
             raise Raises(key)
@@ -274,6 +326,19 @@ def _expand(graph: Graph, variant: Variant) -> tuple[list[Node], list[int]]:
                 node = new("add", (neg(a), const(c)))
             else:
                 node = new("sub", (const(c), a))
+        elif name == "div":
+            node = div(a, args[1])
+        elif name == "div_const":
+            node = div_number(a, c)
+        elif name == "rdiv_const":
+            reflected("missing___rtruediv__")
+            if variant.has("rdiv_swap"):
+                node = div_number(a, c)
+            elif style.rdiv == "rmul":  # c * a**-1: the number on the left calls __rmul__
+                reflected("missing___rmul__")
+                node = new("mul", (new("pow", (a,), -1.0), const(c)))
+            else:
+                node = div(const(c), a)
         elif name == "neg":
             node = neg(a)
         elif name == "pow":
@@ -293,6 +358,7 @@ def _forward(nodes: Sequence[Node]) -> list[float]:
         y = values[node.args[1]] if len(node.args) > 1 else 0.0
         values.append({
             "leaf": node.number, "add": x + y, "mul": x * y, "sub": x - y, "neg": -x,
+            "div": x / y if node.kind == "div" else 0.0,
             "pow": x**node.number if node.kind == "pow" else 0.0, "relu": max(x, 0.0),
         }[node.kind])  # fmt: skip
     return values
@@ -306,6 +372,15 @@ def _relu_slope(x: float, variant: Variant) -> float:
     if variant.has("relu_kink"):
         return 1.0 if x >= 0 else 0.0
     return 1.0 if x > 0 else 0.0
+
+
+def _denominator_slope(x: float, y: float, variant: Variant) -> float:
+    """The slope of x / y towards y the class sends: -x/y², or a classic bug's."""
+    if variant.has("div_sign"):
+        return x / y**2
+    if variant.has("div_square"):
+        return -x / y if variant.div_slope == "b" else -x
+    return -x / y**2
 
 
 def _slopes(node: Node, values: Sequence[float], variant: Variant) -> tuple[float, ...]:
@@ -323,6 +398,8 @@ def _slopes(node: Node, values: Sequence[float], variant: Variant) -> tuple[floa
         return (1.0 if variant.has("neg_sign") else -1.0,)
     if node.kind == "sub":
         return (1.0, 1.0 if variant.has("sub_sign") else -1.0)
+    if node.kind == "div":
+        return (y if variant.has("div_numerator") else 1 / y, _denominator_slope(x, y, variant))
     if node.kind == "pow":
         if variant.has("pow_factor"):
             return (x ** (n - 1),)
@@ -406,6 +483,9 @@ def _with_bug(base: Variant, key: str) -> Iterator[Variant]:
     elif key == "relu_side":
         for test in ("le", "lt"):
             yield replace(base, bugs=bugs, relu_test=test)
+    elif key == "div_square":
+        for slope in ("b", "one"):
+            yield replace(base, bugs=bugs, div_slope=slope)
     else:
         yield replace(base, bugs=bugs)
 
@@ -454,10 +534,11 @@ def explain(
     chosen = [graphs[i] for i in read]
     got = [results[i] for i in read]
     found: list[Explanation] = []
+    styles = styles_for(chosen)
     for key, bug in BUGS.items():
         fits = (
             variant
-            for style in STYLES
+            for style in styles
             for variant in _with_bug(Variant(style), key)
             if _reproduces(chosen, got, variant)
         )

@@ -14,10 +14,10 @@ and the verdict is computed where the learner's code is not (the grader):
 
 A graph is ``{"leaves": [2.5, -1.0], "ops": [{"op": "mul", "args": [0, 1]}, ...]}``;
 value ``i`` is leaf ``i`` or, past the leaves, the result of op ``i - len(leaves)``;
-the last op is the output. Ops: ``add``/``sub``/``mul`` of two values; ``add_const``,
-``radd_const``, ``sub_const``, ``rsub_const``, ``mul_const``, ``rmul_const`` of a value
-and a number (``r``: the number on the left); ``neg``; ``pow`` (number exponent);
-``relu``.
+the last op is the output. Ops: ``add``/``sub``/``mul``/``div`` of two values;
+``add_const``, ``radd_const``, ``sub_const``, ``rsub_const``, ``mul_const``,
+``rmul_const``, ``div_const``, ``rdiv_const`` of a value and a number (``r``: the number
+on the left); ``neg``; ``pow`` (number exponent); ``relu``.
 """
 
 from __future__ import annotations
@@ -45,10 +45,15 @@ __all__ = [
 ]  # fmt: skip
 
 Graph = dict[str, Any]
-BINARY = ("add", "sub", "mul")
-WITH_NUMBER = ("add_const", "radd_const", "sub_const", "rsub_const", "mul_const", "rmul_const")
+BINARY = ("add", "sub", "mul", "div")
+WITH_NUMBER = (
+    "add_const", "radd_const", "sub_const", "rsub_const", "mul_const", "rmul_const",
+    "div_const", "rdiv_const",
+)  # fmt: skip
 UNARY = ("neg", "relu")
 EXPONENTS = (2, 3)
+SMALLEST_DIVISOR = 0.25
+"""No graph divides by a value nearer 0 than this: its slopes stay moderate numbers."""
 
 # --- drawing graphs ----------------------------------------------------------------
 
@@ -76,10 +81,12 @@ UNIT_OPS = {
     "sub": ("sub", "sub_const", "rsub_const", "add", "neg"),
     "pow": ("pow", "mul", "mul_const"),
     "relu": ("relu", "add", "add_const"),
+    "div": ("mul", "div", "div_const", "rdiv_const", "pow"),
 }
 """The graphs each operation is judged on: itself, and as few other operations as will
 share values (a value used twice is where accumulation bugs show), and enough of them
-to tell the bugs apart (- is often a + (-b): + and unary - are drawn beside it)."""
+to tell the bugs apart (- is often a + (-b): + and unary - are drawn beside it; / is
+often a * b**-1: * and ** are drawn beside it, * first, so unused leaves join by *)."""
 LEAF_OUTPUT_EVERY = 20
 """backward()'s graphs: one in this many is a leaf alone (its grad is the seed, 1)."""
 
@@ -109,6 +116,12 @@ def _draw_op(rng: random.Random, kinds: Sequence[str], pick: Callable[[], int]) 
     return {"op": name, "args": [pick()]}
 
 
+def _divides_near_zero(op: Mapping[str, Any], values: Sequence[float]) -> bool:
+    """Whether ``op`` divides by a value nearer 0 than ``SMALLEST_DIVISOR``."""
+    divisor = {"div": 1, "rdiv_const": 0}.get(op["op"])
+    return divisor is not None and abs(values[op["args"][divisor]]) < SMALLEST_DIVISOR
+
+
 def _draw_one(rng: random.Random, allowed: Sequence[str] = ALL_OPS) -> Graph:
     # a ReLU exactly at its kink (input 0.0) only where every op is exact in floats
     kinks = "relu" in allowed and set(allowed) <= EXACT
@@ -135,6 +148,8 @@ def _draw_one(rng: random.Random, allowed: Sequence[str] = ALL_OPS) -> Graph:
             others = [k for k in allowed if k not in BINARY]
             kinds = binary if binary and (not others or rng.random() < 0.45) else others
             op = _draw_op(rng, kinds, pick)
+            if _divides_near_zero(op, values):
+                continue
             result = _forward(op, values)
             near_kink = op["op"] == "relu" and abs(values[op["args"][0]]) < 1e-6
             if kinks and values[op["args"][0]] == 0.0:
@@ -248,9 +263,10 @@ def describe(graph: Graph) -> str:
         b = names[op["args"][1]] if len(op["args"]) > 1 else ""
         c = op.get("number")
         text = {
-            "add": f"{a} + {b}", "sub": f"{a} - {b}", "mul": f"{a} * {b}",
+            "add": f"{a} + {b}", "sub": f"{a} - {b}", "mul": f"{a} * {b}", "div": f"{a} / {b}",
             "add_const": f"{a} + {c}", "radd_const": f"{c} + {a}", "sub_const": f"{a} - {c}",
             "rsub_const": f"{c} - {a}", "mul_const": f"{a} * {c}", "rmul_const": f"{c} * {a}",
+            "div_const": f"{a} / {c}", "rdiv_const": f"{c} / {a}",
             "neg": f"-{a}", "pow": f"{a}**{op.get('exponent')}", "relu": f"{a}.relu()",
         }[op["op"]]  # fmt: skip
         steps.append(f"{names[len(graph['leaves']) + k]} = {text}")

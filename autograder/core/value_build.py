@@ -16,15 +16,18 @@ __all__ = ["NOT_IN_NOTEBOOK", "apply_op", "build", "evaluate_all", "evaluate_wit
 NOT_IN_NOTEBOOK = "no class of that name defined by the notebook's cells"
 """What a part built without a class gives: the name is not bound to a class."""
 
-BINARY = ("add", "sub", "mul")
+BINARY = ("add", "sub", "mul", "div")
 
 
 def apply_op(op: Mapping[str, Any], values: Sequence[Any]) -> Any:
-    """``+``, ``-``, ``*`` (values or numbers on either side) and unary ``-``, on any objects."""
+    """``+``, ``-``, ``*``, ``/`` (values or numbers on either side) and unary ``-``, on any
+    objects."""
     name, args = op["op"], op["args"]
     a = values[args[0]]
     if name in BINARY:
         b = values[args[1]]
+        if name == "div":
+            return a / b
         return a + b if name == "add" else a - b if name == "sub" else a * b
     if name == "neg":
         return -a
@@ -41,6 +44,10 @@ def apply_op(op: Mapping[str, Any], values: Sequence[Any]) -> Any:
         return a * c
     if name == "rmul_const":
         return c * a
+    if name == "div_const":
+        return a / c
+    if name == "rdiv_const":
+        return c / a
     raise ValueError(f"unknown op {name!r}")
 
 

@@ -57,6 +57,20 @@ class _Try(NamedTuple):
 
 # --- the edits -----------------------------------------------------------------------------
 
+MOST_TIMES_A_LESSON_NUMBER = 4
+"""A number read as the lesson's given times a whole factor (4 = 2 × the lesson's c = 2)
+up to this factor: the factors a chain rule puts in front (2 of a square, 3 of a cube)."""
+
+
+def _multiple_of(number: float, lesson: float) -> int | None:
+    """`k` when `number` is `k` × `lesson`, for a whole 2 ≤ k ≤ MOST_TIMES_A_LESSON_NUMBER."""
+    if lesson in (0.0, 1.0, -1.0):  # 0 and ±1 times anything: no certainty whose number
+        return None
+    times = number / lesson
+    if times == round(times) and 2 <= times <= MOST_TIMES_A_LESSON_NUMBER:
+        return int(times)
+    return None
+
 
 def _paths(
     node: ast.AST, path: tuple[tuple[str, int | None], ...] = ()
@@ -349,9 +363,11 @@ class Catalogue:
                     (f"the factor {g} is missing from {here}"),
                     2,
                 )
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        if isinstance(node, ast.Constant) and isinstance(number := node.value, int | float):
             for g, lesson in world.spec.lesson_givens.items():
-                if lesson == node.value and world.point[g] != lesson:
+                if world.point[g] == lesson or isinstance(number, bool):
+                    continue
+                if lesson == node.value:
                     yield _Try(
                         ast.Name(g, ast.Load()),
                         "lesson_number",
@@ -360,6 +376,17 @@ class Catalogue:
                             f"{format_value(world.point[g])}"
                         ),
                         1,
+                    )
+                elif (times := _multiple_of(float(number), lesson)) is not None:
+                    yield _Try(
+                        ast.BinOp(ast.Constant(times), ast.Mult(), ast.Name(g, ast.Load())),
+                        "lesson_number",
+                        (
+                            f"the number {src(node)} in it is {times} × the lesson's {g} "
+                            f"({format_value(lesson)}), the lesson's formula with its numbers; "
+                            f"your {g} is {format_value(world.point[g])}"
+                        ),
+                        2,
                     )
         if whole or isinstance(node, ast.Name | ast.BinOp):
             for factor, reason, what in self.factors:

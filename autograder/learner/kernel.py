@@ -3,13 +3,15 @@
 The self-study `Exercise` (`learner.check`, judging in the kernel) and the class one
 (`autograder_client`, asking the course's check service) share these: reading the
 learner's namespace and cells, saying whose numbers are in use, and showing verdicts
-(✓ lines printed, ✗ lines raised as `AnswerMismatch`), and what a check says before
+(✓ lines printed, ✗ lines as `AnswerMismatch`: raised, or in a learner's front end shown
+without stopping the cells after it: `fail`), and what a check says before
 anything is judged (a function or class not defined yet, an error's name). Shipped in the students'
 environment (`checks.learner_package`), so it imports only `core.verdict`.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import threading
@@ -150,12 +152,33 @@ def learner_state(frame: FrameType | None) -> tuple[Mapping[str, object], Sequen
     return (frame.f_globals if frame is not None else {}), None
 
 
-def show_verdicts(verdicts: Sequence[Verdict], practice: bool) -> None:
-    """Print the passed verdicts; raise AnswerMismatch with the failed ones."""
+def front_end_shell() -> Any:
+    """The kernel's shell while a learner runs the notebook from a front end (JupyterLab),
+    None otherwise: outside a kernel, and while nbgrader executes it (autograde, validate)."""
+    if os.environ.get("NBGRADER_EXECUTION"):
+        return None
+    shell = ipython_shell()
+    return shell if getattr(shell, "kernel", None) is not None else None
+
+
+def fail(message: str) -> None:
+    """A ✗: AnswerMismatch raised; in a learner's front end, shown as that error's output
+    without raising, so Restart and Run All goes on to the last cell. The cell's output is an
+    error either way (nbgrader scores a test cell with an error output 0; a grade is judged
+    by the grader anyway, never from this output)."""
+    mismatch = AnswerMismatch(message)
+    shell = front_end_shell()
+    if shell is None:
+        raise mismatch
+    shell.showtraceback((AnswerMismatch, mismatch, None))
+
+
+def show_verdicts(verdicts: Sequence[Verdict], practice: bool, after: str = "") -> None:
+    """Print the passed verdicts; the failed ones are a ✗ (`fail`), `after` appended."""
     prefix = PRACTICE_PREFIX if practice else ""
     failures = [prefix + v.message for v in verdicts if not v.passed]
     for v in verdicts:
         if v.passed:
             print(prefix + v.message)
     if failures:
-        raise AnswerMismatch("\n".join(failures))
+        fail("\n".join(failures) + after)

@@ -57,12 +57,14 @@ SPEC = ExerciseSpec(
         ),
         _class_part(
             "value_pow",
-            "powers with a number exponent",
+            "powers with a number exponent, and division",
             ClassTask(
                 "Value",
-                "Value with ** (a number exponent)",
-                ("pow",),
-                "The slope of x**n is n * x**(n - 1).",
+                "Value with ** (a number exponent) and / (both sides)",
+                ("pow", "div"),
+                "The slope of x**n is n * x**(n - 1). a / b sends out.grad / b to a and "
+                "-a/b² × out.grad to b (lesson 9's a * b**-1 gets both from * and **); with a "
+                "number on the left, Python calls __rtruediv__.",
             ),
         ),
         _class_part(

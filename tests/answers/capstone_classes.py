@@ -19,6 +19,11 @@ Value.__neg__ = lambda self: self * -1
 Value.__sub__ = lambda self, other: self + (-other)
 Value.__rsub__ = lambda self, other: Value(other) - self
 """
+LESSON_DIVISION = """
+Value.__truediv__ = lambda self, other: self * other**-1
+Value.__rtruediv__ = lambda self, other: other * self**-1
+"""
+DENOMINATOR = "-self.data / other.data**2 * out.grad"
 MUL_SIDES = "self.grad += other.data * out.grad\n        other.grad += self.data * out.grad"
 BFS = """        self.grad = 1.0
         todo, queued = [self], {self}
@@ -34,45 +39,61 @@ WALK = """        visit(self)
         for node in reversed(order):
             node._backward()"""
 
-# name -> (cell, text to replace, its replacement), the bug's key, the class's points of 7
+# name -> (cell, text to replace, its replacement), the bug's key, the class's points of 8
 CLASSES: dict[str, tuple[tuple[str, str, str] | None, str, int]] = {
-    "right (the solution)": (None, "", 7),
+    "right (the solution)": (None, "", 8),
     "lesson's unary minus (self * -1) and a - b = a + (-b)": (
-        ("value_mul", APPEND, LESSON_MINUS), "", 7),
+        ("value_mul", APPEND, LESSON_MINUS), "", 8),
     "= for += in __add__": (
-        ("value_add", "self.grad += out.grad", "self.grad = out.grad"), "overwrite_add", 6),
+        ("value_add", "self.grad += out.grad", "self.grad = out.grad"), "overwrite_add", 7),
     "topological list not reversed": (
         ("value_add", "for node in reversed(order):", "for node in order:"), "unreversed", 1),
-    "no visited set": (("value_add", "if node not in seen:", "if True:"), "no_visited", 6),
+    "no visited set": (("value_add", "if node not in seen:", "if True:"), "no_visited", 7),
     "output's grad never set to 1": (("value_add", "self.grad = 1.0\n", "\n"), "no_seed", 0),
-    "breadth-first backward()": (("value_add", WALK, BFS), "order", 6),
-    "missing __radd__": (("value_add", "    __radd__ = __add__\n", ""), "missing___radd__", 5),
+    "breadth-first backward()": (("value_add", WALK, BFS), "order", 7),
+    "missing __radd__": (("value_add", "    __radd__ = __add__\n", ""), "missing___radd__", 6),
     "missing __rmul__": (
         ("value_mul", "Value.__mul__ = Value.__rmul__ = _mul", "Value.__mul__ = _mul"),
-        "missing___rmul__", 6),
+        "missing___rmul__", 7),
     "* uses each side's own value": (
         ("value_mul", MUL_SIDES, MUL_SIDES.replace("other.data *", "X").replace(
-            "self.data *", "other.data *").replace("X", "self.data *")), "mul_own", 6),
+            "self.data *", "other.data *").replace("X", "self.data *")), "mul_own", 7),
     "* without its local factor": (
         ("value_mul", MUL_SIDES, "self.grad += out.grad\n        other.grad += out.grad"),
-        "mul_factor", 6),
+        "mul_factor", 7),
     "unary - with slope +1": (
-        ("value_mul", "self.grad += -out.grad", "self.grad += out.grad"), "neg_sign", 6),
+        ("value_mul", "self.grad += -out.grad", "self.grad += out.grad"), "neg_sign", 7),
     "__neg__ cuts the graph": (
         ("value_mul", APPEND, "\nValue.__neg__ = lambda self: Value(-self.data)\n"),
-        "cut_neg", 6),
+        "cut_neg", 7),
     "__rsub__ with operands swapped": (
-        ("value_mul", "other + (-self)", "self + (-other)"), "rsub_swap", 6),
+        ("value_mul", "other + (-self)", "self + (-other)"), "rsub_swap", 7),
     "**'s slope written n * x**n": (
-        ("value_pow", "n * self.data ** (n - 1)", "n * self.data ** n"), "pow_power", 6),
+        ("value_pow", "n * self.data ** (n - 1)", "n * self.data ** n"), "pow_power", 7),
     "**'s slope without n": (
-        ("value_pow", "n * self.data ** (n - 1)", "self.data ** (n - 1)"), "pow_factor", 6),
+        ("value_pow", "n * self.data ** (n - 1)", "self.data ** (n - 1)"), "pow_factor", 7),
     "ReLU's slope taken as its output": (
-        ("value_relu", "(1.0 if self.data > 0 else 0.0)", "out.data"), "relu_output", 6),
+        ("value_relu", "(1.0 if self.data > 0 else 0.0)", "out.data"), "relu_output", 7),
     "ReLU's slope 1 at the kink (>= 0)": (
-        ("value_relu", "self.data > 0", "self.data >= 0"), "relu_kink", 6),
+        ("value_relu", "self.data > 0", "self.data >= 0"), "relu_kink", 7),
     "ReLU's slope on the wrong side": (
-        ("value_relu", "self.data > 0", "self.data < 0"), "relu_side", 6),
+        ("value_relu", "self.data > 0", "self.data < 0"), "relu_side", 7),
+    "lesson's division (self * other**-1)": (("value_pow", APPEND, LESSON_DIVISION), "", 8),
+    "/'s slope towards b with the wrong sign": (
+        ("value_pow", DENOMINATOR, DENOMINATOR[1:]), "div_sign", 7),
+    "/'s slope towards b without its square": (
+        ("value_pow", DENOMINATOR, "-self.data / other.data * out.grad"), "div_square", 7),
+    "/'s slope towards b without 1/b²": (
+        ("value_pow", DENOMINATOR, "-self.data * out.grad"), "div_square", 7),
+    "/'s slope towards a written b, as *'s": (
+        ("value_pow", "out.grad / other.data", "other.data * out.grad"), "div_numerator", 7),
+    "__rtruediv__ with operands swapped": (
+        ("value_pow", "Value(other) / self", "self / Value(other)"), "rdiv_swap", 7),
+    "missing __rtruediv__": (
+        ("value_pow", "Value.__rtruediv__ = lambda self, other: Value(other) / self\n", ""),
+        "missing___rtruediv__", 7),
+    "= for += in __truediv__": (
+        ("value_pow", "other.grad += -self.data", "other.grad = -self.data"), "overwrite_div", 7),
 }  # fmt: skip
 
 

@@ -22,6 +22,7 @@ from autograder.answers.value_graphs import (
     evaluate_with,
     judge,
 )
+from autograder.core.value_build import apply_op
 
 GRAPHS = draw_graphs(random.Random(2026), 200)
 
@@ -133,6 +134,9 @@ class Mini:
     def __truediv__(self, other: Any) -> Mini:
         return self * other**-1
 
+    def __rtruediv__(self, other: float) -> Mini:
+        return other * self**-1
+
     def _order(self) -> list[Mini]:
         if self.bug == "order":  # the usual wrong walk: breadth first, each node once
             order, seen = [self], {id(self)}
@@ -189,7 +193,7 @@ def test_every_operation_of_the_interface_is_drawn() -> None:
     drawn = {op["op"] for graph in GRAPHS for op in graph["ops"]}
     assert drawn == {
         "add", "sub", "mul", "add_const", "radd_const", "sub_const", "rsub_const",
-        "mul_const", "rmul_const", "neg", "pow", "relu",
+        "mul_const", "rmul_const", "div", "div_const", "rdiv_const", "neg", "pow", "relu",
     }  # fmt: skip
 
 
@@ -297,4 +301,27 @@ def test_a_part_can_grade_a_few_operations_only() -> None:
     assert {"mul", "pow"} <= drawn
     assert judge(graphs, [evaluate_with(Value, g) for g in graphs]).passed
     with pytest.raises(ValueError, match="unknown operations"):
-        draw_graphs(random.Random(1), 1, ops=("div",))
+        draw_graphs(random.Random(1), 1, ops=("mod",))
+
+
+def test_a_bug_in_pow_found_by_the_division_graphs_is_blamed_on_pow() -> None:
+    """Lesson 9's a / b is a * b**-1: ** without its factor n shows in /'s graphs too, and
+    costs **'s point, not /'s."""
+    graphs = draw_unit(random.Random(6), "div", 200)
+    verdict = judge(graphs, [evaluate_with(buggy("pow_factor"), g) for g in graphs], "div")
+    assert verdict.passed and verdict.correct < 200, verdict.text
+    assert BUGS["pow_factor"].line() in verdict.text, verdict.text
+
+
+def test_no_graph_divides_by_a_value_near_zero() -> None:
+    divisors = 0
+    for graph in draw_unit(random.Random(8), "div", 200):
+        values = [float(v) for v in graph["leaves"]]
+        for op in graph["ops"]:
+            divisor = {"div": 1, "rdiv_const": 0}.get(op["op"])
+            if divisor is not None:
+                divisors += 1
+                assert abs(values[op["args"][divisor]]) >= 0.25, describe(graph)
+            a = values[op["args"][0]]
+            values.append(a ** op["exponent"] if op["op"] == "pow" else float(apply_op(op, values)))
+    assert divisors > 200

@@ -83,6 +83,13 @@ def test_the_constant_kept_in_a_derivative() -> None:
     assert reason == "constant_kept" and "`d` is a constant term" in text
 
 
+def test_the_lessons_formula_with_its_numbers_is_named() -> None:
+    """Lesson 2's dz/dx = 4x holds its c = 2 (2 × c × x): the learner's c is another."""
+    reason, text = message("02_the_computation_graph", "dz_dx", "dz_dx = 4 * x")
+    assert reason == "lesson_number", text
+    assert "the number 4 in it is 2 × the lesson's c (2.0)" in text and "your c is" in text
+
+
 def test_the_mse_halving_habit() -> None:
     reason, text = message("03_a_neuron_by_hand", "L", "L = (a - y) ** 2 / 2")
     assert reason == "half_mse" and "MSE/2" in text

@@ -97,3 +97,54 @@ def test_in_a_notebook_the_working_line_is_emptied_when_the_check_ends() -> None
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+
+
+def _run(client: Any, code: str) -> tuple[str, list[str]]:
+    """A cell run in a real kernel: its reply's status, and the errors it showed."""
+    msg_id = client.execute(code)
+    errors: list[str] = []
+    while True:
+        msg = client.get_iopub_msg(timeout=300)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "error":
+            errors.append(f"{msg['content']['ename']}: {msg['content']['evalue']}")
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    while True:
+        reply = client.get_shell_msg(timeout=300)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return str(reply["content"]["status"]), errors
+
+
+@pytest.mark.processes
+def test_in_a_notebook_a_cross_is_an_error_that_does_not_stop_run_all() -> None:
+    """A real kernel: a ✗ is shown as AnswerMismatch's error, but the cell ends "ok" (a
+    front end's Run All goes on; tests/browser/test_run_all_in_browser.py runs one); while
+    nbgrader executes the notebook (autograde, validate) the ✗ is raised, as before."""
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        cross = (
+            "from autograder.learner.kernel import fail\nfail('✗ h = 1.0, but PyTorch gives 2.0')"
+        )
+        status, errors = _run(client, cross)
+        assert status == "ok", errors
+        assert errors == ["AnswerMismatch: ✗ h = 1.0, but PyTorch gives 2.0"]
+        for execution in ("autograde", "validate"):
+            _run(client, f"import os\nos.environ['NBGRADER_EXECUTION'] = {execution!r}")
+            status, errors = _run(client, cross)
+            assert status == "error" and errors == [
+                "AnswerMismatch: ✗ h = 1.0, but PyTorch gives 2.0"
+            ], (execution, status, errors)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def test_outside_a_kernel_a_cross_is_raised() -> None:
+    from autograder.learner.kernel import fail
+
+    with pytest.raises(AnswerMismatch, match="✗ wrong"):
+        fail("✗ wrong")
