@@ -33,6 +33,7 @@ VARIED = [name for name, spec in SPECS.items() if spec.variants]
 PROBLEMS = [f"{name}[{s.tag}]" for name in VARIED for s in SPECS[name].variants]
 LESSON_MATH = {
     "01_what_a_gradient_is": (r"y = x²(?!/)", r"\b2x\b"),
+    "02_the_computation_graph": (r"x²", r"x\*\*2", r"c·y \+ d", r"c\*y \+ d", r"\b2c?·?x\b"),
 }
 """The lesson's structure in math, which the shared notebook may name only as the lesson's."""
 
@@ -163,6 +164,17 @@ def test_self_study_given_cell_says_nothing_new(
     assert "Your problem: the loss y = x² (the lesson's)." in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("exercise", VARIED)
+def test_own_formulas_earn_every_point_for_200_class_learners(exercise: str) -> None:
+    """Each learner's own right formulas hold as derivations in their structure: fresh
+    draws keeping every branch exist for every learner (no value sits at 0)."""
+    for learner in LEARNERS:
+        problem = learner_problem(exercise, learner, CLASS)
+        givens = learner_givens(exercise, learner, CLASS)
+        own, total = formula_points(problem, givens, own_sources(problem))
+        assert own == total, (learner, problem, givens)
+
+
 @pytest.mark.parametrize("problem", PROBLEMS)
 def test_public_solutions_fail_where_the_structure_matters_and_own_formulas_earn_all(
     problem: str,
@@ -198,3 +210,21 @@ def test_the_notebook_prose_names_no_lesson_formula_as_the_learners() -> None:
             for sentence in re.split(r"(?<=[.?!])\s+", text):
                 if any(re.search(math, sentence) for math in LESSON_MATH[exercise]):
                     assert "lesson" in sentence, sentence
+
+
+@pytest.mark.parametrize("exercise", VARIED)
+def test_practice_in_a_class_draws_a_structure_too(
+    exercise: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("JUPYTERHUB_USER", "ada")
+    monkeypatch.setenv("AUTOGRADER_LEARNER_KEY", f"ada:{CLASS.learner_key('ada')}")
+    learner = Exercise(exercise)
+    own = learner.problem
+    drawn = set()
+    for _ in range(60):  # each structure missed with chance (2/3)**60, about 1e-11
+        learner.practise()
+        drawn.add(learner.problem)
+        assert problem_words(learner.problem) in capsys.readouterr().out
+    assert drawn == {f"{exercise}[{s.tag}]" for s in SPECS[exercise].variants}
+    learner.practise(False)
+    assert learner.problem == own
