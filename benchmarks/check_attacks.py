@@ -173,20 +173,35 @@ def made_up(url: str, until: float, got: Counter[str], fresh: bool) -> None:
         got[f"made-up {'fresh' if fresh else 'repeated'} {status}"] += 1
 
 
-def attack(url: str, port: int, tokens: dict[str, str], seconds: float, out: Any) -> None:
-    """Every attack at once for `seconds`; puts what each got on `out`."""
+ATTACKS = ("heavy", "unauthenticated", "idle", "made-up")
+
+
+def attack(
+    url: str,
+    port: int,
+    tokens: dict[str, str],
+    seconds: float,
+    out: Any,
+    attacks: tuple[str, ...] = ATTACKS,
+) -> None:
+    """The `attacks` at once for `seconds`; puts what each got on `out`."""
     until = time.monotonic() + seconds
     got: Counter[str] = Counter()
-    jobs: list[threading.Thread] = [
-        *(threading.Thread(target=heavy, args=(url, tokens[n], until, got)) for n in HOSTILE),
-        *(
+    threads = {
+        "heavy": [
+            threading.Thread(target=heavy, args=(url, tokens[n], until, got)) for n in HOSTILE
+        ],
+        "unauthenticated": [
             threading.Thread(target=unauthenticated, args=(port, until, got))
             for _ in range(UNAUTHENTICATED)
-        ),
-        threading.Thread(target=idle, args=(port, until, got)),
-        threading.Thread(target=made_up, args=(url, until, got, False)),
-        threading.Thread(target=made_up, args=(url, until, got, True)),
-    ]
+        ],
+        "idle": [threading.Thread(target=idle, args=(port, until, got))],
+        "made-up": [
+            threading.Thread(target=made_up, args=(url, until, got, fresh))
+            for fresh in (False, True)
+        ],
+    }
+    jobs = [job for name in attacks for job in threads[name]]
     for job in jobs:
         job.start()
     for job in jobs:
@@ -262,6 +277,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--honest", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=40, help="of the attack phase")
+    parser.add_argument(
+        "--attacks",
+        nargs="+",
+        choices=ATTACKS,
+        default=list(ATTACKS),
+        help="which attacks run (default: all at once); one alone shows what it costs",
+    )
     args = parser.parse_args()
     honest = [f"h{i:02d}" for i in range(args.honest)]
     with tempfile.TemporaryDirectory(prefix="check-attacks-") as folder:
@@ -280,7 +302,7 @@ def main() -> int:
             asked_before = hub_questions(hub)
             out: Any = multiprocessing.get_context("fork").Queue()
             attacker = multiprocessing.get_context("fork").Process(
-                target=attack, args=(url, port, hub.tokens, args.seconds, out)
+                target=attack, args=(url, port, hub.tokens, args.seconds, out, tuple(args.attacks))
             )
             start_cpu = cpu_seconds(first), cpu_seconds(hub.process.pid)
             start_judges = sum(cpu_seconds(p) for p in service_processes(hub)[1])
@@ -309,9 +331,14 @@ def main() -> int:
     print(f"  {summary('under attack', attacked)}; not answered: {_failed(attacked_statuses)}")
     print(f"  p95 under attack / alone: {p95(attacked) / p95(alone):.1f}x; goal p95 < {GOAL:g} s: "
           f"{'met' if p95(attacked) < GOAL else 'NOT met'}")  # fmt: skip
-    print(f"attacks for {args.seconds:g} s ({len(HOSTILE)} learners' 2 MB checks, "
-          f"{UNAUTHENTICATED} connections of 4 MB without a token, {IDLE} idle half-headers, "
-          "made-up tokens), what each got:")  # fmt: skip
+    described = {
+        "heavy": f"{len(HOSTILE)} learners' 2 MB checks",
+        "unauthenticated": f"{UNAUTHENTICATED} connections of 4 MB without a token",
+        "idle": f"{IDLE} idle half-headers",
+        "made-up": "made-up tokens",
+    }
+    print(f"attacks for {args.seconds:g} s ({', '.join(described[a] for a in args.attacks)}), "
+          "what each got:")  # fmt: skip
     for what, count in sorted(got.items()):
         print(f"  {what}: {count}")
     made_up_requests = sum(n for w, n in got.items() if w.startswith("made-up"))

@@ -31,6 +31,7 @@ import gc
 import json
 import os
 import pickle
+import re
 import secrets
 import signal
 import socket
@@ -291,7 +292,7 @@ class ActionHandler(web.RequestHandler):
     async def _learner(self) -> str:
         token = self.hub_auth.get_token(self, in_cookie=False)
         if not token:
-            raise web.HTTPError(403, reason="no hub token: this kernel is not a hub server's")
+            raise web.HTTPError(403, reason=NO_TOKEN)
         model = await self.owners.owner(token)
         if not model:
             raise web.HTTPError(403, reason="the hub does not know this token")
@@ -354,6 +355,24 @@ class ActionHandler(web.RequestHandler):
             self.gate.release(self.admission)
 
 
+NO_TOKEN = "no hub token: this kernel is not a hub server's"
+TOKEN_HEADER = re.compile(rb"^authorization:[ \t]*(?:token|bearer)[ \t]+\S", re.I | re.M)
+
+
+def no_token_answer(headers: bytes) -> bytes | None:
+    """The 403 for a request whose headers (start line included) carry no hub token where
+    `HubAuth.get_token` looks (the Authorization header, a `token` URL parameter): sent
+    from the connections' doorway, before tornado sees the request; else None."""
+    target = headers.split(b"\r\n", 1)[0].split(b" ")[1:2]
+    if TOKEN_HEADER.search(headers) or (target and b"token=" in target[0]):
+        return None
+    body = json.dumps({"error": NO_TOKEN}).encode()
+    return (
+        b"HTTP/1.1 403 Forbidden\r\nContent-Type: application/json; charset=UTF-8\r\n"
+        b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
+    )
+
+
 HUB_QUESTIONS = 4  # asked at once: a class's first checks reuse a few connections to the
 # hub instead of opening one each
 
@@ -403,7 +422,7 @@ async def serve(judges: Judges, host: str, port: int, prefix: str) -> None:
         body_timeout=limits.body_timeout,
     )
     cap = connection_cap(limits.max_connections, kept_open=2 * judges.processes)
-    server.serve_on(port, host, cap)
+    server.serve_on(port, host, cap, limits.header_timeout, no_token_answer)
     print(f"check service: at most {cap} connections", flush=True)
     await asyncio.Event().wait()
 

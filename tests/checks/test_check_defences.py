@@ -58,7 +58,7 @@ def started(root: Path, learners: list[str], limits: dict[str, str]) -> Iterator
 @pytest.fixture(scope="module")
 def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CheckHub]:
     """A hub whose service has tight limits (STRICT): each test its own learners."""
-    learners = ["ada", "bea", "cy", "dora", "eve", "finn", "gus", "hugo", "ivy"]
+    learners = ["ada", "bea", "cy", "dora", "eve", "finn", "gus", "hugo", "ivy", "jo"]
     yield from started(tmp_path_factory.mktemp("strict"), learners, STRICT)
 
 
@@ -304,6 +304,30 @@ def test_idle_connections_and_unfinished_headers_are_closed(strict: CheckHub) ->
         status, read = response(kept)  # the answer, then the close (no timeout here)
         assert status == 200 and b'"givens"' in read, read
         assert closed_by_service(silent) and closed_by_service(half)
+
+
+def test_headers_in_pieces_are_read_on_until_complete(strict: CheckHub) -> None:
+    """Headers that arrive a few bytes at a time are read on until complete (the service
+    reads them before tornado does), and the check is answered."""
+    body = json.dumps({"exercise": NEURON}).encode()
+    request = head(strict.tokens["jo"], len(body), "exercise") + body
+    with connect(strict) as slow:
+        for start in range(0, len(request), 40):
+            slow.sendall(request[start : start + 40])
+            time.sleep(0.05)
+        status, read = response(slow)
+    assert status == 200 and b'"givens"' in read, read
+
+
+def test_headers_that_never_end_are_closed(crowded: CheckHub) -> None:
+    """Headers past what any request sends (16 KB) are closed (here the header timeout is
+    600 s: the size closed it), and nothing else is read of them."""
+    with connect(crowded) as endless:
+        with contextlib.suppress(ConnectionResetError, BrokenPipeError):
+            endless.sendall(b"POST /services/checks/api/check HTTP/1.1\r\n")
+            for _ in range(20):
+                endless.sendall(b"X-Padding: " + b"p" * 1000 + b"\r\n")
+        assert closed_by_service(endless)
 
 
 def half_headers(hub: CheckHub, count: int) -> list[socket.socket]:
