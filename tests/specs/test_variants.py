@@ -16,6 +16,8 @@ import pytest
 from autograder.core.engine import _column, compute
 from autograder.core.givens import PUBLIC, Site
 from autograder.core.spec import ExerciseSpec
+from autograder.diagnosis.byhand import read_hand_answers
+from autograder.diagnosis.judge import JudgeContext, judge
 from autograder.learner.check import Exercise
 from autograder.specs import (
     SPECS,
@@ -188,6 +190,12 @@ def test_public_solutions_fail_where_the_structure_matters_and_own_formulas_earn
         assert own == total
         copied, _ = formula_points(problem, givens, solution_sources(base))
         assert copied <= total // 3, (learner, copied, total)
+        # and the feedback says why: the lesson's problem answered, not theirs
+        context = JudgeContext(problem, givens, read_hand_answers(solution_sources(base), givens))
+        for part in exercise_spec(problem).parts:
+            if part.code != SPECS[base].part(part.name).code:
+                verdict = judge(problem, part.name, context)  # the slope at 0 is 0 in all
+                assert verdict.passed or verdict.reason == "lesson_structure", verdict.message
     # and in self-study the public solutions are right, as today
     givens = learner_givens(base, "ada")
     copied, total = formula_points(base, givens, solution_sources(base))
