@@ -135,9 +135,14 @@ class Exercise:
         return {str(k): float(v) for k, v in chosen.items()}
 
     def given(self, *names: str) -> Any:
-        """The given values `names` (one float, or a tuple in order); prints whose they are."""
+        """The given values `names` (one float, or a tuple in order); prints whose they are,
+        and the learner's problem where the exercise's structure varies."""
         whose = None if self._practice is not None else (self.learner, self.source)
-        return pick_givens(self.name, self.givens, self._about["given_names"], names, whose)
+        about = self._practice if self._practice is not None else self._about
+        problem = str(about.get("words") or "")
+        return pick_givens(
+            self.name, self.givens, self._about["given_names"], names, whose, problem
+        )
 
     def practise(self, on: bool = True) -> None:
         """Fresh random numbers to practise with (not graded); `practise(False)` to go back."""
@@ -147,6 +152,8 @@ class Exercise:
         self._practice = ask("practice", {"exercise": self.name}) if on else None
         if on:
             print(given_line("practice", PRACTICE_SOURCE, self.givens))
+            if self._practice is not None and self._practice.get("words"):
+                print(self._practice["words"])
             print("Run the Given cell again, then your answers and their checks.")
         else:
             print(f"Back to your own numbers ({self.learner}): run the Given cell again.")

@@ -18,8 +18,9 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from autograder.core.givens import Site
 from autograder.core.spec import CODE_KINDS
-from autograder.specs import exercise_spec, learner_givens
+from autograder.specs import exercise_spec, learner_givens, learner_problem
 
 GENERIC = frozenset({"mismatch", "ambiguous"})
 
@@ -306,6 +307,8 @@ class Outcome:
     lines: str
     expected: str
     learner: str
+    problem: str
+    """The learner's problem (their structure, in a class)."""
     reason: str
     message: str
     seconds: float
@@ -334,29 +337,54 @@ def cells(exercise: str, part: str, lines: str) -> list[str]:
     return sources
 
 
-def judge_entry(exercise: str, part: str, lines: str, learner: str) -> tuple[str, str]:
-    """(reason, message) the grader gives `lines` for `part`, with `learner`'s numbers."""
+def judge_entry(
+    exercise: str, part: str, lines: str, learner: str, site: Site | None = None
+) -> tuple[str, str]:
+    """(reason, message) the grader gives `lines` for `part`, with `learner`'s numbers (in
+    a class `site`, and their own structure)."""
     from autograder.diagnosis.byhand import read_hand_answers
     from autograder.diagnosis.judge import JudgeContext, judge
 
-    givens = learner_givens(exercise, learner)
-    hand = read_hand_answers(cells(exercise, part, lines), givens)
-    verdict = judge(exercise, part, JudgeContext(exercise, givens, hand))
+    problem = exercise if site is None else learner_problem(exercise, learner, site)
+    givens = (
+        learner_givens(exercise, learner)
+        if site is None
+        else learner_givens(exercise, learner, site)
+    )
+    hand = read_hand_answers(cells(problem, part, lines), givens)
+    verdict = judge(problem, part, JudgeContext(problem, givens, hand))
     return verdict.reason, verdict.message
 
 
-def outcomes(learners: Iterable[str]) -> list[Outcome]:
-    """Every corpus entry judged for every learner."""
+def as_the_lesson(problem: str, part: str, lines: str) -> bool:
+    """Whether a corpus entry, written in the lesson's structure, is the same mistake in
+    `problem`: the part's model answer is the same in both, and the lines write out no
+    number (a number there is the lesson's arithmetic, e.g. the 2 of its x²)."""
+    import ast
+
+    lesson = exercise_spec(problem.partition("[")[0])
+    if exercise_spec(problem).part(part).code != lesson.part(part).code:
+        return False
+    numbers = (n for n in ast.walk(ast.parse(lines)) if isinstance(n, ast.Constant))
+    return not any(type(n.value) in (int, float) for n in numbers)
+
+
+def outcomes(learners: Iterable[str], site: Site | None = None) -> list[Outcome]:
+    """Every corpus entry judged for every learner (in a class `site`, the entries that
+    mean the same mistake in the learner's own structure: `as_the_lesson`)."""
     import time
 
     found = []
     for learner in learners:
         for exercise, part, lines, expected in CORPUS:
+            problem = exercise if site is None else learner_problem(exercise, learner, site)
+            if problem != exercise and not as_the_lesson(problem, part, lines):
+                continue
             start = time.perf_counter()
-            reason, message = judge_entry(exercise, part, lines, learner)
+            reason, message = judge_entry(exercise, part, lines, learner, site)
             seconds = time.perf_counter() - start
             found.append(
-                Outcome(exercise, part, lines, expected, learner, reason, message, seconds)
+                Outcome(exercise, part, lines, expected, learner, problem, reason, message, seconds)
             )
     return found
 

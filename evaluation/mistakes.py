@@ -25,13 +25,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.core.givens import Site
+from autograder.core.quantities import Quantity
 from autograder.core.spec import ExerciseSpec, Part
 from autograder.core.verdict import matches
 from autograder.diagnosis.diagnose import diagnose, related_givens, upstream_names
 from autograder.diagnosis.formula_pair import flat_factors
 from autograder.diagnosis.fresh_points import recompute
 from autograder.diagnosis.references import EXERCISES, reference_quantities
-from autograder.specs import exercise_spec, learner_givens
+from autograder.specs import exercise_spec, learner_givens, learner_problem
 
 NUMERIC = ("forward", "local_slope", "gradient")
 MISSES: list[tuple[str, Mistake, str]] | None = None
@@ -127,43 +129,87 @@ def mistakes(spec: ExerciseSpec, values: Mapping[str, Any]) -> Iterator[Mistake]
                 yield Mistake(part.name, kind, wrong, {**right, **earlier_answers})
 
 
-def named_right(exercise: str, learners: list[str]) -> dict[str, tuple[int, int]]:
-    """kind -> (named right, made), over `learners`' numbers."""
-    spec = exercise_spec(exercise)
-    right: Counter[str] = Counter()
-    made: Counter[str] = Counter()
+CLASS = Site("mistakes-class", "a course secret for the measurement")
+"""A class with a secret: each learner's structure is their own (`--class`)."""
+
+
+def learner_quantities(
+    exercise: str, learner: str, site: Site | None = None
+) -> tuple[str, dict[str, Quantity]]:
+    """(the learner's problem, its graded quantities): self-study without `site`, else the
+    class learner's own structure and numbers."""
+    if site is None:
+        return exercise, reference_quantities(exercise, learner_givens(exercise, learner))
+    problem = learner_problem(exercise, learner, site)
+    return problem, reference_quantities(problem, learner_givens(exercise, learner, site))
+
+
+def named_right_by_problem(
+    exercise: str, learners: list[str], site: Site | None = None
+) -> dict[str, dict[str, tuple[int, int]]]:
+    """problem -> kind -> (named right, made), over `learners`' numbers (and, in a class
+    `site`, their own structures)."""
+    right: dict[str, Counter[str]] = {}
+    made: dict[str, Counter[str]] = {}
     for learner in learners:
-        quantities = reference_quantities(exercise, learner_givens(exercise, learner))
+        problem, quantities = learner_quantities(exercise, learner, site)
         values = next(iter(quantities.values())).values
-        for mistake in mistakes(spec, values):
+        for mistake in mistakes(exercise_spec(problem), values):
             verdict = diagnose(quantities[mistake.part], mistake.value, mistake.answers)
-            made[mistake.kind] += 1
-            right[mistake.kind] += verdict.reason == mistake.kind
+            made.setdefault(problem, Counter())[mistake.kind] += 1
+            right.setdefault(problem, Counter())[mistake.kind] += verdict.reason == mistake.kind
             if verdict.reason != mistake.kind and MISSES is not None:
                 MISSES.append((learner, mistake, verdict.reason))
+    return {
+        problem: {kind: (right[problem][kind], count) for kind, count in kinds.items()}
+        for problem, kinds in made.items()
+    }
+
+
+def named_right(
+    exercise: str, learners: list[str], site: Site | None = None
+) -> dict[str, tuple[int, int]]:
+    """kind -> (named right, made), over `learners`' numbers (every problem together)."""
+    right: Counter[str] = Counter()
+    made: Counter[str] = Counter()
+    for kinds in named_right_by_problem(exercise, learners, site).values():
+        for kind, (named, count) in kinds.items():
+            right[kind] += named
+            made[kind] += count
     return {kind: (right[kind], made[kind]) for kind in made}
 
 
-def blamed_accumulation(exercise: str, learners: list[str]) -> int:
+def blamed_accumulation(exercise: str, learners: list[str], site: Site | None = None) -> int:
     """How often whole multiples of a gradient are blamed on accumulation (must be 0 when
     the exercise never calls backward() repeatedly)."""
     count = 0
     for learner in learners:
-        for q in reference_quantities(exercise, learner_givens(exercise, learner)).values():
+        for q in learner_quantities(exercise, learner, site)[1].values():
             if q.kind == "gradient" and q.value != 0:
                 for k in range(2, 11):
                     count += diagnose(q, float(q.value) * k).reason == "accumulation"
     return count
 
 
-def print_corpus(learners: list[str]) -> float:
-    """Print the corpus figures per mistake class; return the share named."""
+def print_corpus(learners: list[str], site: Site | None = None) -> float:
+    """Print the corpus figures per mistake class (`site`: class learners, each in their
+    own structure); return the share named."""
     import time
 
     from evaluation.corpus import CORPUS, figures, judge_entry, outcomes
 
-    found = outcomes(learners)
-    print(f"{len(CORPUS)} written wrong answers x {len(learners)} learners")
+    found = outcomes(learners, site)
+    whose = "self-study learners" if site is None else "class learners, own structures"
+    print(f"{len(CORPUS)} written wrong answers x {len(learners)} {whose}: {len(found)} judged")
+    if site is not None:
+        print("  (in a structure not the lesson's, only the entries that are the same mistake")
+        print("  there are judged: `corpus.as_the_lesson`; judged per problem:)")
+        for problem in sorted({o.problem for o in found}):
+            tally = Counter(o.verdict for o in found if o.problem == problem)
+            print(
+                f"  {problem:42} judged {sum(tally.values()):4}: named {tally['named']}, "
+                f"generic {tally['generic']}, misnamed {tally['misnamed']}"
+            )
     print(f"{'mistake class':22} {'named':>6} {'generic':>8} {'misnamed':>9} {'passed':>7}")
     total: Counter[str] = Counter()
     for kind, counts in sorted(figures(found).items()):
@@ -207,20 +253,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--corpus", action="store_true", help="judge the corpus of written wrong answers"
     )
+    parser.add_argument(
+        "--class",
+        dest="in_class",
+        action="store_true",
+        help="class learners (a course secret): each in their own structure, figures per structure",
+    )
     args = parser.parse_args(argv)
     learners = [f"learner-{i}" for i in range(args.learners)]
+    site = CLASS if args.in_class else None
     if args.corpus:
-        print_corpus(learners)
+        print_corpus(learners, site)
         return 0
-    print(f"{'exercise':34} {'mistake':16} {'named right':>12}")
+    print(f"{'problem':42} {'mistake':16} {'named right':>12}")
     worst = 1.0
     for exercise in EXERCISES:
-        for kind, (right, made) in sorted(named_right(exercise, learners).items()):
-            worst = min(worst, right / made)
-            print(f"{exercise:34} {kind:16} {right:5}/{made:<5} {100 * right / made:5.1f}%")
+        for problem, kinds in sorted(named_right_by_problem(exercise, learners, site).items()):
+            for kind, (right, made) in sorted(kinds.items()):
+                worst = min(worst, right / made)
+                print(f"{problem:42} {kind:16} {right:5}/{made:<5} {100 * right / made:5.1f}%")
         if not exercise_spec(exercise).repeated_backward:
-            blamed = blamed_accumulation(exercise, learners)
-            print(f"{exercise:34} {'accumulation blamed without repeated backward':40} {blamed}")
+            blamed = blamed_accumulation(exercise, learners, site)
+            print(f"{exercise:42} {'accumulation blamed without repeated backward':40} {blamed}")
     print(f"lowest share: {100 * worst:.1f}%")
     return 0
 

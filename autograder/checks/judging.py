@@ -8,8 +8,9 @@ part), so the kernel can only send them back, not choose them. Nothing is stored
 answer is computed from the request alone.
 
 Requests (JSON objects) and answers, by action:
-- `exercise` {exercise}: the learner's numbers and what the exercise grades (names only);
-- `practice` {exercise}: fresh numbers, sealed;
+- `exercise` {exercise}: the learner's numbers, their problem in words, and what the
+  exercise grades (names only);
+- `practice` {exercise}: fresh numbers (and, in a class, a fresh structure), sealed;
 - `check` {exercise, names, cells, values, practice?}: verdicts on hand answers;
 - `cases` {exercise, function, seed?} then `function` {..., cases, seal, results | raised};
 - `graphs` {exercise, part, seed?} then `class` {..., graphs, seal, results}.
@@ -40,7 +41,10 @@ from autograder.specs import (
     exercise_spec,
     function_tasks,
     learner_givens,
+    learner_problem,
     practice_givens,
+    practice_problem,
+    problem_words,
 )
 
 SOURCE = "your hub login"
@@ -117,28 +121,39 @@ class Judging:
             raise BadRequest(f"unknown exercise {str(name)[:40]!r}; valid: {', '.join(EXERCISES)}")
         return name
 
-    def _givens(self, user: str, exercise: str, request: Mapping[str, Any]) -> dict[str, float]:
+    def _problem(self, user: str, exercise: str) -> str:
+        """The learner's own problem (their structure, in a class with a secret)."""
+        return learner_problem(exercise, user, self.site)
+
+    def _givens(
+        self, user: str, exercise: str, request: Mapping[str, Any]
+    ) -> tuple[str, dict[str, float]]:
+        """(the problem, the numbers) in use: the learner's own, or sealed practice ones."""
         practice = request.get("practice")
         if practice is None:
-            return learner_givens(exercise, user, self.site)
+            return self._problem(user, exercise), learner_givens(exercise, user, self.site)
         if not isinstance(practice, dict):
             raise BadRequest("practice must be {givens, seal}")
-        givens = self._unsealed(
-            user, exercise, "practice", practice.get("givens"), practice.get("seal")
+        problem = practice.get("problem", exercise)
+        sealed = self._unsealed(
+            user, exercise, "practice", [problem, practice.get("givens")], practice.get("seal")
         )
-        return {str(k): float(v) for k, v in givens.items()}
+        problem, givens = sealed
+        return str(problem), {str(k): float(v) for k, v in givens.items()}
 
     def exercise(self, user: str, request: Mapping[str, Any]) -> dict[str, Any]:
         exercise = self._exercise(request)
         spec = exercise_spec(exercise)
         givens = learner_givens(exercise, user, self.site)
+        problem = self._problem(user, exercise)
         return {
             "learner": user,
             "source": SOURCE,
             "givens": givens,
             "given_names": list(spec.given_names),
+            "words": problem_words(problem),
             "hand_parts": list(_hand_parts(exercise)),
-            "reads": sorted(_quantities(exercise, tuple(givens.items()))),
+            "reads": sorted(_quantities(problem, tuple(givens.items()))),
             "functions": list(function_tasks(exercise)),
             "classes": {name: task.cls for name, task in class_tasks(exercise).items()},
         }
@@ -146,11 +161,17 @@ class Judging:
     def practice(self, user: str, request: Mapping[str, Any]) -> dict[str, Any]:
         exercise = self._exercise(request)
         givens = practice_givens(exercise)
-        return {"givens": givens, "seal": self.seal(user, exercise, "practice", givens)}
+        problem = practice_problem(exercise, self.site.learner_key(user) is not None)
+        return {
+            "givens": givens,
+            "problem": problem,
+            "words": problem_words(problem),
+            "seal": self.seal(user, exercise, "practice", [problem, givens]),
+        }
 
     def check(self, user: str, request: Mapping[str, Any]) -> dict[str, Any]:
         exercise = self._exercise(request)
-        givens = self._givens(user, exercise, request)
+        problem, givens = self._givens(user, exercise, request)
         hand_parts = _hand_parts(exercise)
         names = request.get("names") or list(hand_parts)
         if not isinstance(names, list) or not all(n in hand_parts for n in names):
@@ -169,8 +190,8 @@ class Judging:
         if request.get("kernel") is True and not runtime:
             runtime["__kernel__"] = None  # a kernel's namespace is never empty
         hand = read_hand_answers(cells, givens) if cells is not None else None
-        context = _Context(exercise, givens, hand, runtime=runtime)
-        return _verdicts([judge(exercise, n, context) for n in names])
+        context = _Context(problem, givens, hand, runtime=runtime)
+        return _verdicts([judge(problem, n, context) for n in names])
 
     def _drawn(self, request: Mapping[str, Any]) -> random.Random:
         seed = request.get("seed")
@@ -204,10 +225,10 @@ class Judging:
         if not isinstance(results, list) or len(results) != len(cases):
             raise BadRequest(f"results must hold one encoded value per case ({len(cases)})")
         decoded = [decode_value(r) for r in results]
-        context = _Context(
-            exercise, learner_givens(exercise, user, self.site), calls={name: (cases, decoded)}
-        )
-        return _verdicts([judge(exercise, name, context)])
+        problem = self._problem(user, exercise)
+        givens = learner_givens(exercise, user, self.site)
+        context = _Context(problem, givens, calls={name: (cases, decoded)})
+        return _verdicts([judge(problem, name, context)])
 
     def graphs(self, user: str, request: Mapping[str, Any]) -> dict[str, Any]:
         exercise, part = self._exercise(request), request.get("part")
@@ -225,10 +246,10 @@ class Judging:
         results = request.get("results")
         if not isinstance(results, list):
             raise BadRequest("results must be the list the class gave on the graphs")
-        context = _Context(
-            exercise, learner_givens(exercise, user, self.site), builds={part: (graphs, results)}
-        )
-        return _verdicts([judge(exercise, part, context)])
+        problem = self._problem(user, exercise)
+        givens = learner_givens(exercise, user, self.site)
+        context = _Context(problem, givens, builds={part: (graphs, results)})
+        return _verdicts([judge(problem, part, context)])
 
 
 def _verdicts(verdicts: list[Verdict]) -> dict[str, Any]:

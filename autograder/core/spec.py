@@ -12,7 +12,7 @@ name, are `autograder.specs`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -122,6 +122,29 @@ class Part:
         return f"# {self.name} = ...  ({self.formula})"
 
 
+class Structure:
+    """One structure an exercise's program may take (the power of x, the activation, ...):
+    a small frozen dataclass of its choices, defined by the spec that varies. In a class
+    each learner's structure is drawn from their key like their numbers; in self-study it
+    is the lesson's."""
+
+    @property
+    def tag(self) -> str:
+        """A short name, unique among the exercise's structures (e.g. "k3")."""
+        raise NotImplementedError
+
+    @property
+    def words(self) -> str:
+        """The learner's problem in words and math, as the Given cell prints it."""
+        raise NotImplementedError
+
+    @property
+    def claims(self) -> tuple[tuple[str, str], ...]:
+        """What the words state, as (node, Python arithmetic over the givens) pairs: the
+        tests check each against the program's node for many learners."""
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
 class ExerciseSpec:
     """One exercise, stated once."""
@@ -142,6 +165,21 @@ class ExerciseSpec:
     """Answers in words, read by the teacher: (grade id, points)."""
     lesson: str = ""
     """The lesson notebook this exercise practises (its numbers are the worked example)."""
+    structure: Structure | None = None
+    """The structure this spec states (None: the exercise has one structure only)."""
+    variants: tuple[Structure, ...] = ()
+    """The structures a class's learners draw from (never the lesson's)."""
+    vary: Callable[[Structure], ExerciseSpec] | None = None
+    """The spec for another structure: the same program and parts, stated for it."""
+
+    def varied(self, tag: str) -> ExerciseSpec:
+        """This exercise for the structure `tag`, named `<name>[<tag>]`; KeyError naming
+        the valid tags."""
+        chosen = [s for s in self.variants if s.tag == tag]
+        if not chosen or self.vary is None:
+            valid = ", ".join(s.tag for s in self.variants) or "none"
+            raise KeyError(f"{self.name} has no structure {tag!r}; valid: {valid}")
+        return replace(self.vary(chosen[0]), name=f"{self.name}[{tag}]")
 
     @property
     def max_points(self) -> int:

@@ -77,6 +77,38 @@ def _same_value(runtime: object, hand: float | bool) -> bool:
     return math.isclose(runtime, hand, rel_tol=1e-9, abs_tol=1e-12)
 
 
+def lesson_structure_verdict(
+    q: Quantity, value: float, answers: Mapping[str, object]
+) -> Verdict | None:
+    """The verdict on the lesson's formula answered where the learner's own structure asks
+    for another (in a class: the lesson's y = x² where theirs is y = x²/2); None when the
+    part is stated alike in both, or the value is not the lesson's formula's."""
+    from autograder.core.verdict import matches
+    from autograder.diagnosis.byhand import evaluate_expression
+
+    spec = q.spec
+    if spec is None or spec.structure is None or "[" not in spec.name:
+        return None
+    lesson = exercise_spec(spec.name.partition("[")[0])
+    if lesson.structure is None or lesson.part(q.name).code == spec.part(q.name).code:
+        return None
+    names: dict[str, object] = {n: q.values[n] for n in (*spec.given_names, *spec.constants)}
+    names.update({n: v for n, v in answers.items() if type(v) in (int, float)})
+    try:
+        theirs = float(evaluate_expression(lesson.part(q.name).answer, names))
+    except (ValueError, ZeroDivisionError, OverflowError, KeyError, TypeError):
+        return None
+    if not matches(theirs, value) or matches(theirs, float(q.value)):  # type: ignore[arg-type]
+        return None
+    return Verdict(
+        False,
+        f"✗ {q.label} = {format_value(value)} is the answer for the lesson's problem "
+        f"({lesson.structure.words}), not for yours: {spec.structure.words} (the Given cell "
+        "prints it). Work this part out for your own.",
+        "lesson_structure",
+    )
+
+
 def judge_hand(
     q: Quantity,
     answer: HandAnswer | None,
@@ -121,6 +153,10 @@ def judge_hand(
     verdict = diagnose(q, answer.value, answers, written)
     if q.is_bool or verdict.reason in ("tensor", "not_a_number", "not_finite"):
         return verdict
+    if not verdict.passed:
+        lesson = lesson_structure_verdict(q, float(answer.value), answers or {})  # type: ignore[arg-type]
+        if lesson is not None:
+            return lesson
     derived = derivation_verdict(q, answer, written, answers or {}, verdict.passed)
     return verdict if derived is None else derived
 

@@ -63,6 +63,7 @@ _CONCEPT: Final = {
     "step_with_slope": "a step up the slope instead of down",
     # numbers copied
     "lesson_number": "the lesson's own number copied, not the learner's",
+    "lesson_structure": "the lesson's formula answered, not the learner's own structure's",
     # the specs' named mistakes
     "term_dropped": "a term's slope left out",
     "term_kept_x": "a term kept where its slope belongs (-2x for -2)",

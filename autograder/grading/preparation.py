@@ -198,9 +198,10 @@ class Preparation:
                 raise SubmissionError(str(error)) from None
             plan = trusted.instructor_plan(instructor, notebook.cells, self.rng)
             givens = trusted.givens_for(plan.exercise, sub.student, self.site)
-            if plan.exercise and not self.torch_imported:
+            plan.problem = trusted.problem_for(plan.exercise, sub.student, self.site)
+            if plan.problem and not self.torch_imported:
                 needed = plan.function_checks or plan.class_checks
-                if needed or not references.is_stored(plan.exercise, givens):
+                if needed or not references.is_stored(plan.problem, givens):
                     threading.Thread(target=import_torch, name="torch", daemon=True).start()
                     self.torch_imported = True
             sub.notebooks.append(PreparedNotebook(notebook_id, notebook, plan, code, givens))

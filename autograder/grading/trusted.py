@@ -26,7 +26,7 @@ from autograder.core.verdict import Verdict
 from autograder.diagnosis.byhand import read_hand_answers
 from autograder.diagnosis.judge import JudgeContext, judge
 from autograder.diagnosis.references import EXERCISES
-from autograder.specs import class_tasks, function_tasks, learner_givens
+from autograder.specs import class_tasks, function_tasks, learner_givens, learner_problem
 
 
 @dataclass
@@ -34,6 +34,8 @@ class TrustedPlan:
     """What the grader will judge itself in one notebook."""
 
     exercise: str | None = None
+    problem: str | None = None
+    """The student's own problem (`problem_for`); None: the exercise as the lesson states it."""
     hand_checks: dict[int, list[str]] = field(default_factory=dict)  # cell index -> names
     function_checks: dict[int, str] = field(default_factory=dict)  # cell index -> function
     cases: dict[str, list[tuple[float, ...]]] = field(default_factory=dict)
@@ -118,6 +120,12 @@ def givens_for(exercise: str | None, student: str, site: Site) -> dict[str, floa
     return {str(k): float(v) for k, v in learner_givens(exercise, student, site).items()}
 
 
+def problem_for(exercise: str | None, student: str, site: Site) -> str | None:
+    """`student`'s problem: in a class with a secret, the exercise in the structure drawn
+    from their key (`specs.learner_problem`); else the exercise itself."""
+    return None if exercise is None else learner_problem(exercise, student, site)
+
+
 def course_site(coursedir: CourseDirectory) -> Site:
     """The installation a course grades for: its course id and its secret, if any."""
     return Site(coursedir.course_id, read_secret(Path(coursedir.root)))
@@ -167,7 +175,7 @@ def verdicts(
     (`givens_for`), from the notebook text."""
     if trusted.exercise is None:
         return {}
-    exercise = trusted.exercise
+    exercise = trusted.problem or trusted.exercise
     code_sources = [cell.source for cell in cells if cell.cell_type == "code"]
     by_function = {str(c.get("function")): c for c in calls}
     context = JudgeContext(

@@ -41,7 +41,15 @@ from autograder.learner.kernel import (
     show_verdicts,
     working,
 )
-from autograder.specs import exercise_spec, function_tasks, learner_givens, practice_givens
+from autograder.specs import (
+    exercise_spec,
+    function_tasks,
+    learner_givens,
+    learner_problem,
+    practice_givens,
+    practice_problem,
+    problem_words,
+)
 
 __all__ = ["AnswerMismatch", "Exercise", "judge_hand_answer"]
 
@@ -71,6 +79,7 @@ class Exercise:
         self.learner, self.source = learner_identity()
         self.site, self.key = learner_site(self.learner)
         self._practice: dict[str, float] | None = None
+        self._practice_problem: str | None = None
         self._history = HistoryReader()  # the kernel's cells, each read once
 
     def __repr__(self) -> str:
@@ -84,14 +93,24 @@ class Exercise:
         return learner_givens(self.name, self.learner, self.site, self.key)
 
     @property
+    def problem(self) -> str:
+        """The problem in use: the learner's own structure (in a class, drawn from their key;
+        else the lesson's), or the practice one."""
+        if self._practice_problem is not None:
+            return self._practice_problem
+        return learner_problem(self.name, self.learner, self.site, self.key)
+
+    @property
     def quantities(self) -> dict[str, Quantity]:
         """The quantities this exercise grades, for the numbers in use."""
-        return reference_quantities(self.name, self.givens)
+        return reference_quantities(self.problem, self.givens)
 
     def given(self, *names: str) -> Any:
-        """The given values `names` (one float, or a tuple in order); prints whose they are."""
+        """The given values `names` (one float, or a tuple in order); prints whose they are,
+        and the learner's problem where the exercise's structure varies."""
         whose = None if self._practice is not None else (self.learner, self.source)
-        return pick_givens(self.name, self.givens, self.spec.given_names, names, whose)
+        problem = problem_words(self.problem)
+        return pick_givens(self.name, self.givens, self.spec.given_names, names, whose, problem)
 
     def practise(self, on: bool = True) -> None:
         """Fresh random numbers to practise with (not graded); `practise(False)` to go back."""
@@ -99,8 +118,13 @@ class Exercise:
             print("Practice numbers are off while the notebook is graded.")
             return
         self._practice = practice_givens(self.name) if on else None
+        in_class = (self.key or self.site.learner_key(self.learner)) is not None
+        self._practice_problem = practice_problem(self.name, in_class) if on else None
         if on:
             print(given_line("practice", PRACTICE_SOURCE, self.givens))
+            words = problem_words(self.problem)
+            if words:
+                print(words)
             print("Run the Given cell again, then your answers and their checks.")
         else:
             print(f"Back to your own numbers ({self.learner}): run the Given cell again.")
@@ -113,13 +137,13 @@ class Exercise:
         namespace, cells = learner_state(sys._getframe(1))
         givens = self.givens
         hand = self._history.answers(cells, givens) if cells is not None else None
-        context = JudgeContext(self.name, givens, hand, runtime=namespace)
+        context = JudgeContext(self.problem, givens, hand, runtime=namespace)
         hand_parts = [p.name for p in self.spec.parts if p.kind not in CODE_KINDS]
         for name in names:
             if name not in hand_parts:
                 raise KeyError(f"{self.name} grades no {name!r}; valid: {', '.join(hand_parts)}")
         with working(quiet=grading()):
-            found = [judge(self.name, n, context) for n in names or hand_parts]
+            found = [judge(self.problem, n, context) for n in names or hand_parts]
         self._raise_or_print(found)
 
     def check_function(self, name: str, seed: int | None = None) -> None:
@@ -148,9 +172,9 @@ class Exercise:
         if failed:
             fail(failed)
             return
-        context = JudgeContext(self.name, self.givens, calls={name: (cases, results)})
+        context = JudgeContext(self.problem, self.givens, calls={name: (cases, results)})
         with working(quiet=grading()):
-            verdict = judge(self.name, name, context)
+            verdict = judge(self.problem, name, context)
         self._raise_or_print([verdict])
 
     def check_class(self, name: str, seed: int | None = None) -> float | None:
@@ -177,8 +201,8 @@ class Exercise:
         own = all(getattr(c, "__module__", None) == notebook for c in bases)
         with working(quiet=grading()):
             results: list[object] = list(evaluate_all(cls if own else None, graphs))
-            context = JudgeContext(self.name, self.givens, builds={name: (graphs, results)})
-            verdict = judge(self.name, name, context)
+            context = JudgeContext(self.problem, self.givens, builds={name: (graphs, results)})
+            verdict = judge(self.problem, name, context)
         if grading() and not verdict.passed and verdict.points:
             print(verdict.message)
             return verdict.points

@@ -117,9 +117,11 @@ def pick_givens(
     given_names: Sequence[str],
     names: Sequence[str],
     whose: tuple[str, str] | None,
+    problem: str = "",
 ) -> Any:
     """The given values `names` (one float, or a tuple in order), after printing whose they
-    are: `whose` is (learner, where the identity came from), None for practice numbers."""
+    are: `whose` is (learner, where the identity came from), None for practice numbers;
+    then `problem`, the learner's own structure in words, when there is one."""
     unknown = [n for n in names if n not in values]
     if unknown or not names:
         valid = ", ".join(given_names)
@@ -127,6 +129,8 @@ def pick_givens(
     chosen = {n: values[n] for n in names}
     learner, source = whose if whose is not None else ("practice", PRACTICE_SOURCE)
     print(given_line(learner, source, chosen))
+    if problem:
+        print(problem)
     picked = tuple(chosen.values())
     return picked[0] if len(picked) == 1 else picked
 

@@ -56,10 +56,60 @@ def practice_givens(exercise: str) -> dict[str, float]:
 
 
 def exercise_spec(exercise: str) -> ExerciseSpec:
-    """The spec of `exercise`; KeyError listing the valid names."""
-    if exercise not in SPECS:
+    """The spec of `exercise`, or of one learner's problem `<exercise>[<structure>]`
+    (`learner_problem`); KeyError listing the valid names."""
+    base, bracket, tag = exercise.partition("[")
+    if base not in SPECS:
         raise KeyError(f"unknown exercise {exercise!r}; valid names: {', '.join(SPECS)}")
-    return SPECS[exercise]
+    if not bracket:
+        return SPECS[base]
+    if not tag.endswith("]"):
+        raise KeyError(f"unknown exercise {exercise!r}: a structure is named <exercise>[<tag>]")
+    return _varied(base, tag[:-1])
+
+
+@functools.lru_cache(maxsize=256)
+def _varied(exercise: str, tag: str) -> ExerciseSpec:
+    return SPECS[exercise].varied(tag)
+
+
+def learner_problem(
+    exercise: str, learner: str, site: Site = PUBLIC, key: str | None = None
+) -> str:
+    """The learner's problem: `exercise` itself (the lesson's structure) without a key or
+    secret, or where the exercise has one structure; in a class, `<exercise>[<tag>]`, the
+    structure drawn from the learner's key (its own draw: their numbers stay the same)."""
+    variants = exercise_spec(exercise).variants
+    key = key or site.learner_key(learner)
+    if not variants or key is None:
+        return exercise
+    chosen = random.Random(seed(f"{exercise}\0structure", learner, site, key)).choice(variants)
+    return f"{exercise}[{chosen.tag}]"
+
+
+def practice_problem(exercise: str, in_class: bool) -> str:
+    """A problem to practise on: in a class (`in_class`), a structure drawn at random too;
+    in self-study, the lesson's."""
+    variants = exercise_spec(exercise).variants
+    if not in_class or not variants:
+        return exercise
+    return f"{exercise}[{random.Random().choice(variants).tag}]"
+
+
+def problem_words(problem: str) -> str:
+    """What the Given cell says of the learner's problem ('' for an exercise with one
+    structure): theirs, and whether it is the lesson's."""
+    spec = exercise_spec(problem)
+    if spec.structure is None:
+        return ""
+    lesson = SPECS[problem.partition("[")[0]].structure
+    assert lesson is not None
+    if spec.structure == lesson:
+        return f"Your problem: {spec.structure.words} (the lesson's)."
+    return (
+        f"Your problem: {spec.structure.words} (the lesson's is {lesson.words}: "
+        "every part below is about yours)."
+    )
 
 
 def function_tasks(exercise: str) -> dict[str, FunctionTask]:

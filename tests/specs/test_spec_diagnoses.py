@@ -11,7 +11,13 @@ from autograder.core.verdict import format_value
 from autograder.diagnosis.diagnose import diagnose
 from autograder.diagnosis.references import EXERCISES, reference_quantities
 from autograder.specs import exercise_spec, learner_givens
-from evaluation.mistakes import blamed_accumulation, mistakes, named_right
+from evaluation.mistakes import (
+    CLASS,
+    blamed_accumulation,
+    mistakes,
+    named_right,
+    named_right_by_problem,
+)
 
 LEARNERS = [f"learner-{i}" for i in range(50)]
 REQUIRED = 0.95
@@ -70,3 +76,27 @@ def test_every_message_shows_the_learners_value_and_pytorchs(exercise: str) -> N
         assert not verdict.passed
         assert format_value(mistake.value) in first
         assert f"PyTorch gives {format_value(float(q.value))}" in first
+
+
+VARIED = [e for e in EXERCISES if exercise_spec(e).variants]
+
+
+@pytest.mark.parametrize("exercise", VARIED)
+def test_each_mistake_is_named_right_in_95_percent_in_every_class_structure(
+    exercise: str,
+) -> None:
+    """Class learners, each in their own structure (issue 27): the mistakes made from their
+    own spec's chain are named as well as in self-study (per kind, over the structures)."""
+    by_problem = named_right_by_problem(exercise, LEARNERS, CLASS)
+    assert set(by_problem) == {f"{exercise}[{s.tag}]" for s in exercise_spec(exercise).variants}
+    totals: dict[str, list[int]] = {}
+    for problem, kinds in sorted(by_problem.items()):
+        for kind, (right, made) in sorted(kinds.items()):
+            print(f"{problem} {kind}: {right}/{made}")
+            totals.setdefault(kind, [0, 0])
+            totals[kind][0] += right
+            totals[kind][1] += made
+    for kind, (right, made) in totals.items():
+        assert right / made >= REQUIRED, f"{exercise} (class) {kind}: {right}/{made}"
+    if not exercise_spec(exercise).repeated_backward:
+        assert blamed_accumulation(exercise, LEARNERS, CLASS) == 0
