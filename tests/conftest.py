@@ -32,6 +32,7 @@ from _pytest.nodeid import coerce_node_id
 pytest_plugins = [
     "every_test_runs",  # a skip fails under CI and `make test`
     "tiers",  # a test that starts a process carries a mark `make check` deselects
+    "cpu_report",  # `--cpu-report=FILE`: where the suite's CPU goes
 ]
 
 TESTS = Path(__file__).resolve().parent
