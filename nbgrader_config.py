@@ -61,8 +61,8 @@ c.ExecutePreprocessor.timeout = 120
 # `autograder grade` runs each submitted notebook in a sandbox (bubblewrap, namespaces,
 # cgroups, seccomp; see the README's threat model). These are the defaults; raise them
 # for heavier assignments.
-c.Sandbox.wall_seconds = 120  # whole notebook, not per cell
-c.Sandbox.cpu_seconds = 120  # each process of the notebook
+c.Sandbox.cpu_seconds = 120  # CPU time of the notebook's processes together (its cgroup)
+c.Sandbox.wall_seconds = 300  # whole notebook, not per cell: stops one that only waits
 c.Sandbox.cpus = 1  # CPU share of all the notebook's processes together
 c.Sandbox.memory_mb = 2048  # all its processes together, in-memory files included
 c.Sandbox.max_processes = 64  # processes and threads, all together

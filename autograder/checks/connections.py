@@ -121,8 +121,8 @@ class _Watched(httputil.HTTPMessageDelegate):
 class CheckServer(HTTPServer):
     """tornado's HTTP server with a cap on connections and a guarded accept loop."""
 
-    max_connections = 1000
-    header_timeout = 10.0
+    max_connections: int
+    header_timeout: float  # s a connection may take to send its request's headers
     # each connection tornado serves -> whether it waits for a request's headers, oldest
     # first (entered when handed over: tornado starts serving it on the loop's next turn)
     held: dict[IOStream, bool]
@@ -144,7 +144,7 @@ class CheckServer(HTTPServer):
         port: int,
         host: str,
         max_connections: int,
-        header_timeout: float = 10.0,
+        header_timeout: float,
         early_answer: Callable[[bytes], bytes | None] | None = None,
     ) -> None:
         """Listen on `host`:`port`, holding at most `max_connections` connections; headers

@@ -20,7 +20,7 @@ from autograder.diagnosis.byhand import HandAnswer
 from autograder.diagnosis.derivation import derivation_verdict
 from autograder.diagnosis.diagnose import diagnose
 from autograder.diagnosis.references import reference_quantities
-from autograder.specs import exercise_spec
+from autograder.specs import exercise_spec, lesson_spec
 
 HAND_EXAMPLE = "the arithmetic with the given names, as the lesson's `dL_da = 2 * (a - y)`"
 """What "by hand" looks like: names, never the numbers they hold (each learner has their own)."""
@@ -89,7 +89,7 @@ def lesson_structure_verdict(
     spec = q.spec
     if spec is None or spec.structure is None or "[" not in spec.name:
         return None
-    lesson = exercise_spec(spec.name.partition("[")[0])
+    lesson = lesson_spec(spec.name)
     if lesson.structure is None or lesson.part(q.name).code == spec.part(q.name).code:
         return None
     names: dict[str, object] = {n: q.values[n] for n in (*spec.given_names, *spec.constants)}

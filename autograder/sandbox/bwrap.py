@@ -35,6 +35,7 @@ WORKER_FILES = (  # answer-free: mounted in the sandbox at the same place in the
 )
 INSIDE_PACKAGES = "/opt/autograder"  # on PYTHONPATH in the sandbox
 INSIDE_CGROUP = "/run/cgroup"  # where the notebook group's cgroup.procs files appear
+INSIDE_CPU_USAGE = f"{INSIDE_CGROUP}-cpu"  # its CPU counter, read-only (see `cgroups`)
 WORKER_TMP_MB = 32
 
 
@@ -99,6 +100,7 @@ def bwrap_command(sandbox: Sandbox, python: str, groups: NotebookGroups | None) 
         command += ["--dir", INSIDE_CGROUP]
         for key, group in groups.notebook.items():
             command += ["--bind", str(group / "cgroup.procs"), f"{INSIDE_CGROUP}/{key}"]
+        command += ["--ro-bind", str(groups.cpu_usage_file()), INSIDE_CPU_USAGE]
     command += ["--remount-ro", "/dev", "--remount-ro", "/"]
     command += ["--chdir", "/scratch", "--clearenv"]
     env = {

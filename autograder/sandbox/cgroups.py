@@ -1,5 +1,8 @@
 """Per-notebook limits with cgroups, v1 or v2: memory (in-memory files too), processes, CPU.
 
+A notebook's CPU is also counted (v2: `cpu.stat`; v1: the `cpuacct` controller), so that
+its budget is CPU time spent, which a busy machine does not use up, not wall time.
+
 Each worker gets a group `autograder-<pid>-<n>` with two children: `worker` (bubblewrap,
 the relay and the template) and `notebook` (each notebook's processes together, limited).
 The grader makes them; the worker joins `worker` before anything forks, and each
@@ -31,6 +34,7 @@ from autograder.sandbox.settings import Identity, Sandbox, SandboxUnavailable
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("memory", "pids", "cpu")
+ACCOUNTING = "cpuacct"  # v1: counts a group's CPU time (v2 counts it in every group)
 UNIFIED = "unified"  # the one cgroup v2 hierarchy (its key where v1 has controllers)
 GRADER_LEAF = "autograder-grader"  # where a v2 grader moves itself out of its own group
 WORKER_PIDS = 16  # bubblewrap, the relay, the template and a notebook's first forks
@@ -50,9 +54,17 @@ def own_cgroup(controller: str) -> str:
     return ""
 
 
+def v1_hierarchies() -> tuple[str, ...]:
+    """The v1 hierarchies a notebook joins: the limits' controllers, and `cpuacct` where it
+    is not mounted together with `cpu` (then `cpu` already counts)."""
+    if (CGROUP_ROOT / "cpu" / "cpuacct.usage").exists():
+        return CONTROLLERS
+    return (*CONTROLLERS, ACCOUNTING)
+
+
 def v1_mounted() -> bool:
     """Whether every controller the limits need has a v1 hierarchy here."""
-    return all((CGROUP_ROOT / c / "cgroup.procs").exists() for c in CONTROLLERS)
+    return all((CGROUP_ROOT / c / "cgroup.procs").exists() for c in v1_hierarchies())
 
 
 def v2_mount() -> Path | None:
@@ -83,7 +95,9 @@ def cgroup_bases(sandbox: Sandbox) -> dict[str, Path]:
             own = own.rstrip("/").rpartition("/")[0]  # this grader left its group earlier
         mount = v2_mount() or CGROUP_ROOT
         return {UNIFIED: mount / under(sandbox.cgroup_parent, own)}
-    return {c: CGROUP_ROOT / c / under(sandbox.cgroup_parent, own_cgroup(c)) for c in CONTROLLERS}
+    return {
+        c: CGROUP_ROOT / c / under(sandbox.cgroup_parent, own_cgroup(c)) for c in v1_hierarchies()
+    }
 
 
 def v2_problems(base: Path) -> list[str]:
@@ -135,7 +149,7 @@ def check_cgroups(sandbox: Sandbox, identity: Identity) -> dict[str, Path]:
             )
         else:
             fix = (
-                "An administrator can delegate a subtree, e.g. `for c in memory pids cpu; "
+                f"An administrator can delegate a subtree, e.g. `for c in {' '.join(bases)}; "
                 f"do sudo mkdir -p /sys/fs/cgroup/$c/{delegate} && sudo chown -R {user} "
                 f"/sys/fs/cgroup/$c/{delegate}; done` and set c.Sandbox.cgroup_parent = "
                 f"'/{delegate}'"
@@ -161,6 +175,15 @@ class NotebookGroups:
     def remove(self) -> None:
         for top in self.top.values():
             remove_group(top)
+
+    def cpu_usage_file(self) -> Path:
+        """The file that counts the notebook group's CPU time (read by the worker's relay)."""
+        if UNIFIED in self.notebook:
+            return self.notebook[UNIFIED] / "cpu.stat"
+        for group in self.notebook.values():
+            if (group / "cpuacct.usage").exists():
+                return group / "cpuacct.usage"
+        raise SandboxUnavailable("no cgroup v1 'cpuacct' controller counts the notebook's CPU")
 
 
 def remove_group(top: Path, tries: int = 50) -> None:

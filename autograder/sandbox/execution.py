@@ -9,9 +9,11 @@ reads it, and reads the frames the child writes to a fresh pipe. The relay holds
 student's data in turn, but nothing is ever forked from it; the template, which every
 notebook starts from, never holds any (see `template` and `notebook`).
 
-The relay enforces the wall-time limit for the whole notebook and caps the output it
-relays; every frame is bounded in size and depth (`framing`), so nothing a notebook
-writes to its pipe can kill the relay: it is that notebook's failure with a reason.
+The relay enforces the notebook's limits in time: the CPU its processes spend together
+(counted by its cgroup, so a busy machine does not use the budget up) and, for a notebook
+that waits rather than computes, the wall time. It caps the output it relays; every
+frame is bounded in size and depth (`framing`), so nothing a notebook writes to its pipe
+can kill the relay: it is that notebook's failure with a reason.
 A failure before the notebook's first cell started is reported with `started: false`:
 the grader then fails the submission instead of recording a grade.
 
@@ -81,6 +83,32 @@ def cgroups_empty(procs_files: list[str], wait: float = 10.0) -> bool:
         time.sleep(0.01)
 
 
+def cpu_seconds_used(text: str) -> float:
+    """CPU seconds in a cgroup's counter: v1 `cpuacct.usage` (nanoseconds) or v2 `cpu.stat`."""
+    if text.strip().isdigit():
+        return int(text) / 1e9
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name == "usage_usec":
+            return int(value) / 1e6
+    raise ValueError("no usage_usec line in cpu.stat")
+
+
+class CpuCounter:
+    """The notebook group's CPU seconds since it started ('' path: not counted, None)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.start = self.read() if path else None
+
+    def read(self) -> float:
+        with open(self.path) as counter:
+            return cpu_seconds_used(counter.read())
+
+    def spent(self) -> float | None:
+        return None if self.start is None else self.read() - self.start
+
+
 def answer(done: dict[str, Any], cells: list[Any], calls: list[Any]) -> None:
     """One frame for the whole notebook: the grader's reading thread wakes up once."""
     sys.stdout.buffer.write(encode_frame({**done, "cells": cells, "calls": calls}))
@@ -91,13 +119,28 @@ def refuse(detail: str) -> None:
     answer({"event": "done", "status": "error", "detail": detail, "started": False}, [], [])
 
 
-class Relay:
-    """Reads one notebook's frames from its pipe, within the wall time and output limits."""
+def cpu_spent(cpu: CpuCounter) -> float | None:
+    """The notebook's CPU seconds, rounded (None: not counted, or the counter is gone)."""
+    try:
+        spent = cpu.spent()
+    except (OSError, ValueError):
+        return None
+    return None if spent is None else round(spent, 4)
 
-    def __init__(self, read_fd: int, limits: dict[str, float], started: float) -> None:
+
+CPU_POLL_SECONDS = 0.2  # how often the relay reads the notebook's CPU counter
+
+
+class Relay:
+    """Reads one notebook's frames from its pipe, within the time and output limits."""
+
+    def __init__(
+        self, read_fd: int, limits: dict[str, float], started: float, cpu: CpuCounter
+    ) -> None:
         self.read_fd = read_fd
         self.deadline = started + limits["wall_seconds"]
         self.wall = limits["wall_seconds"]
+        self.cpu, self.cpu_budget = cpu, limits["cpu_seconds"]
         self.max_bytes = int(limits["max_output_bytes"]) * 2 + 1_000_000
         self.relayed = 0
         self.buffer = b""
@@ -109,13 +152,19 @@ class Relay:
 
     def run(self) -> None:
         """Relay until the child says done, hangs up, or breaks a limit."""
+        next_poll = time.monotonic()
         while True:
-            remaining = self.deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = self.deadline - now
             if remaining <= 0:
                 self.status = "timeout"
                 self.detail = f"the notebook ran longer than {self.wall:g} s"
                 return
-            if not select.select([self.read_fd], [], [], remaining)[0]:
+            if now >= next_poll:
+                next_poll = now + CPU_POLL_SECONDS
+                if self.over_cpu_budget():
+                    return
+            if not select.select([self.read_fd], [], [], min(remaining, CPU_POLL_SECONDS))[0]:
                 continue
             chunk = os.read(self.read_fd, 1 << 20)
             if not chunk:
@@ -132,6 +181,17 @@ class Relay:
             except FrameError as error:
                 self.status, self.detail = "protocol", f"the notebook wrote a bad frame: {error}"
                 return
+
+    def over_cpu_budget(self) -> bool:
+        """Whether the notebook's processes have spent their CPU time (then say so)."""
+        spent = self.cpu.spent()
+        if spent is None or spent <= self.cpu_budget:
+            return False
+        self.status = "timeout"
+        self.detail = (
+            f"the notebook's processes used more than {self.cpu_budget:g} s of CPU time together"
+        )
+        return True
 
     def take_frames(self) -> bool:
         """Handle every whole frame in the buffer; True once the child said done."""
@@ -177,6 +237,11 @@ def relay(request: dict[str, Any], template: Template) -> bool:
     if procs and not cgroups_empty(procs):
         refuse("processes of an earlier notebook are still running in the notebook's cgroups")
         return True
+    try:
+        cpu = CpuCounter(str(request.get("cpu_usage", "")))
+    except (OSError, ValueError) as error:
+        refuse(f"the notebook's CPU time cannot be counted: {error}")
+        return True
     request_fd = os.memfd_create("notebook-request")
     write_frame(request_fd, request)
     read_fd, write_fd = os.pipe()
@@ -188,7 +253,7 @@ def relay(request: dict[str, Any], template: Template) -> bool:
         os.close(read_fd)
         refuse("the worker's template process is gone")
         return False
-    reader = Relay(read_fd, limits, started)
+    reader = Relay(read_fd, limits, started, cpu)
     reader.run()
     if reader.grandchild:
         kill_quietly(reader.grandchild)
@@ -207,6 +272,7 @@ def relay(request: dict[str, Any], template: Template) -> bool:
         "status": reader.status,
         "detail": reader.detail,
         "elapsed": round(time.monotonic() - started, 4),
+        "cpu_seconds": cpu_spent(cpu),
         "started": reader.learner_started,
     }
     answer(done, reader.cells, reader.calls)

@@ -82,10 +82,18 @@ class Sandbox(Configurable):  # type: ignore[misc]
     """Limits for each notebook's execution (configure as c.Sandbox.<name>)."""
 
     enabled = Bool(True, help="Run submissions in bubblewrap. False is unsafe.").tag(config=True)
-    wall_seconds = Float(120.0, help="Wall time for a whole notebook, seconds.").tag(config=True)
-    cpu_seconds = Float(120.0, help="CPU time of each process of a notebook, seconds.").tag(
-        config=True
-    )
+    cpu_seconds = Float(
+        120.0,
+        help="CPU time a whole notebook's processes may spend together, seconds: counted by "
+        "its cgroup, so a busy machine does not use it up (each process is also held to it "
+        "by an rlimit, the only CPU limit when cgroups are off).",
+    ).tag(config=True)
+    wall_seconds = Float(
+        300.0,
+        help="Wall time for a whole notebook, seconds: stops a notebook that waits (sleeps, "
+        "blocks) rather than computes. Keep it well above cpu_seconds / cpus, so that a "
+        "busy machine's slowness does not time honest notebooks out.",
+    ).tag(config=True)
     cpus = Float(1.0, help="CPU share of a notebook's processes together, in cores.").tag(
         config=True
     )

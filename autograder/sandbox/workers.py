@@ -26,6 +26,7 @@ from typing import Any
 
 from autograder.sandbox.bwrap import (
     INSIDE_CGROUP,
+    INSIDE_CPU_USAGE,
     WORKER_FILES,
     bwrap_command,
     check_sandbox,
@@ -34,12 +35,12 @@ from autograder.sandbox.bwrap import (
 )
 from autograder.sandbox.cgroups import (
     CGROUP_ROOT,
-    CONTROLLERS,
     NotebookGroups,
     cgroup_bases,
     check_cgroups,
     make_groups,
     own_cgroup,
+    v1_hierarchies,
 )
 from autograder.sandbox.framing import FrameError, read_frame, write_frame
 from autograder.sandbox.settings import (
@@ -54,7 +55,6 @@ from autograder.sandbox.settings import (
 
 __all__ = [
     "CGROUP_ROOT",
-    "CONTROLLERS",
     "STATE_DIR",
     "WORKER_FILES",
     "ExecutionResult",
@@ -67,6 +67,7 @@ __all__ = [
     "load_config",
     "own_cgroup",
     "sandbox_identity",
+    "v1_hierarchies",
     "shim_files",
     "worker_log_dir",
 ]
@@ -89,6 +90,7 @@ class ExecutionResult:
     cells: dict[int, dict[str, Any]] = field(default_factory=dict)
     calls: list[dict[str, Any]] = field(default_factory=list)
     elapsed: float = 0.0
+    cpu_seconds: float | None = None  # its processes' CPU together (None: not counted)
     started: bool = False  # did any of the notebook's own code start to run?
 
     @property
@@ -224,6 +226,7 @@ class Worker:
             "cgroups": (
                 [f"{INSIDE_CGROUP}/{c}" for c in self.groups.notebook] if self.groups else []
             ),
+            "cpu_usage": INSIDE_CPU_USAGE if self.groups else "",
         }
         try:
             write_frame(self.process.stdin.fileno(), request)
@@ -246,6 +249,8 @@ class Worker:
                 result.status = str(frame.get("status", "error"))
                 result.detail = str(frame.get("detail", ""))
                 result.elapsed = float(frame.get("elapsed", 0.0))
+                cpu = frame.get("cpu_seconds")
+                result.cpu_seconds = float(cpu) if isinstance(cpu, (int, float)) else None
                 result.started = bool(frame.get("started", False))
                 if not result.started:
                     self.stop()  # set-up failed: start afresh for the next notebook

@@ -68,6 +68,11 @@ def exercise_spec(exercise: str) -> ExerciseSpec:
     return _varied(base, tag[:-1])
 
 
+def lesson_spec(problem: str) -> ExerciseSpec:
+    """The lesson's spec for a learner's problem `<exercise>[<tag>]` (or `<exercise>`)."""
+    return exercise_spec(problem.partition("[")[0])
+
+
 @functools.lru_cache(maxsize=256)
 def _varied(exercise: str, tag: str) -> ExerciseSpec:
     return SPECS[exercise].varied(tag)
@@ -102,7 +107,7 @@ def problem_words(problem: str) -> str:
     spec = exercise_spec(problem)
     if spec.structure is None:
         return ""
-    lesson = SPECS[problem.partition("[")[0]].structure
+    lesson = lesson_spec(problem).structure
     assert lesson is not None
     if spec.structure == lesson:
         return f"Your problem: {spec.structure.words} (the lesson's)."

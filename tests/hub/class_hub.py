@@ -46,6 +46,8 @@ import stall_guard
 from class_privacy import roster_group_name  # deploy/hub (on the path, as for the tests)
 from page_steps import new_context, patiently
 
+from autograder.sandbox.workers import v1_hierarchies
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
@@ -322,9 +324,7 @@ class ClassHub:
         return f"/autograder-{self.instructor}"
 
     def cgroup_dirs(self) -> list[Path]:
-        return [
-            Path("/sys/fs/cgroup") / c / self.cgroup_name()[1:] for c in ("memory", "pids", "cpu")
-        ]
+        return [Path("/sys/fs/cgroup") / c / self.cgroup_name()[1:] for c in v1_hierarchies()]
 
     def _delegate_cgroups(self) -> None:
         """What an administrator does once for the grader's account (the sandbox's limits

@@ -43,10 +43,10 @@ from autograder.authoring.sample_class import (
 )
 from autograder.sandbox.workers import (
     CGROUP_ROOT,
-    CONTROLLERS,
     Sandbox,
     SandboxUnavailable,
     own_cgroup,
+    v1_hierarchies,
 )
 
 HAND = "03_a_neuron_by_hand"
@@ -54,19 +54,14 @@ CODE = "05_three_mechanics"
 ASSIGNMENTS = [HAND, CODE]
 HONEST = ["ada", "ben", "dee"]
 SECRET = "instructor-secret-7f3a"
-# 20 s of wall time: the probes walk the whole host file system and the fork attacks fill
-# the notebook's memory, on a 2-core machine that runs the rest of the suite alongside
-# (10 s timed them out once, in CI). The CPU limit is above the wall time, so the
-# infinite loop is always stopped by the wall clock, and says so. NOT speed-proof: at a
-# load of 20 on 2 cores probe_answers took 12.6 s; a machine twice as busy trips it. The
-# wall clock is what stops the fork bomb, the infinite loop and the output flood (each
-# costs wall_seconds of a core), and the sandbox has no CPU budget for a notebook's
-# processes together, the guard a slow machine would not trip. (A quarter of a core for
-# 80 s, the same cost, left a killed notebook's processes still in its cgroups when the
-# next one started: "processes of an earlier notebook are still running".)
+# A CPU budget, not a wall clock, stops the infinite loop, the fork bomb and the output
+# flood: each costs at most cpu_seconds of CPU, and a busy machine (the rest of the suite
+# runs alongside, on 2 cores) only makes the honest notebooks and the probes that walk the
+# whole file system slower, never out of time. The wall time only stops a notebook that
+# waits; none here does.
 LIMITS = """
-c.Sandbox.wall_seconds = 20
-c.Sandbox.cpu_seconds = 30
+c.Sandbox.cpu_seconds = 10
+c.Sandbox.wall_seconds = 600
 c.Sandbox.memory_mb = 400
 c.Sandbox.max_output_bytes = 200_000
 c.Budgets.max_cells = 300
@@ -493,7 +488,7 @@ class SandboxUser:
         self.uid, self.gid = entry.pw_uid, entry.pw_gid
         self.delegated = f"autograder-{self.name}"
         self.groups: list[Path] = []
-        for controller in CONTROLLERS:
+        for controller in v1_hierarchies():
             base = CGROUP_ROOT / controller / own_cgroup(controller).strip("/")
             group = base / self.delegated
             group.mkdir()
@@ -809,6 +804,7 @@ def test_budgets_of_the_grader_are_enforced(graded: dict[str, Any]) -> None:
 @pytest.mark.processes
 def test_reasons_are_recorded_for_faults_and_tampering(graded: dict[str, Any]) -> None:
     assert "timeout" in reasons(graded, "infinite_loop")
+    assert "more than 10 s of CPU time" in reasons(graded, "infinite_loop")
     assert "died" in reasons(graded, "os_exit")
     # The kernel is PID 1 of its own namespace: SIGKILL from inside is ignored, so
     # kill_kernel simply runs on (and scores 0); os._exit does end it.
@@ -1025,3 +1021,50 @@ def test_check_sandbox_refuses_a_root_sandbox_user() -> None:
         from autograder.sandbox.workers import sandbox_identity
 
         sandbox_identity(Sandbox(user="root"))
+
+
+SPINNERS = """
+import os
+for _ in range(3):
+    if os.fork() == 0:
+        while True:
+            pass
+while True:
+    pass
+"""
+
+
+@pytest.mark.processes
+def test_the_cpu_budget_counts_a_notebooks_processes_together(tmp_path: Path) -> None:
+    """Four spinning processes, each far under the budget alone, are stopped together once
+    they spent it: counted by the notebook's cgroup, not by each process or the clock."""
+    from autograder.sandbox.workers import Worker
+
+    budget = 3.0
+    worker = Worker(
+        Sandbox(cpu_seconds=budget, wall_seconds=stall_guard.STALL_SECONDS, cpus=2),
+        tmp_path / "logs",
+    )
+    try:
+        result = worker.execute(["print('before')", SPINNERS, "print('never')"])
+        after = worker.execute(["print('next notebook')"])
+    finally:
+        worker.stop()
+    assert result.status == "timeout", (result.status, result.detail)
+    assert f"more than {budget:g} s of CPU time together" in result.detail
+    assert result.cpu_seconds is not None and result.cpu_seconds > budget
+    assert result.cells[0]["outputs"][0]["text"] == "before\n"
+    assert after.status == "ok", after.detail  # the spinners are gone with their notebook
+
+
+@pytest.mark.processes
+def test_the_wall_clock_stops_a_notebook_that_only_waits(tmp_path: Path) -> None:
+    from autograder.sandbox.workers import Worker
+
+    worker = Worker(Sandbox(cpu_seconds=60, wall_seconds=3), tmp_path / "logs")
+    try:
+        result = worker.execute(["import time\ntime.sleep(3600)"])
+    finally:
+        worker.stop()
+    assert result.status == "timeout", (result.status, result.detail)
+    assert "ran longer than 3 s" in result.detail
