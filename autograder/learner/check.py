@@ -119,8 +119,9 @@ class Exercise:
             return
         self._practice = practice_givens(self.name) if on else None
         in_class = (self.key or self.site.learner_key(self.learner)) is not None
+        practice = self._practice
         self._practice_problem = (
-            None if self._practice is None else practice_problem(self.name, in_class, self._practice)
+            None if practice is None else practice_problem(self.name, in_class, practice)
         )
         if on:
             print(given_line("practice", PRACTICE_SOURCE, self.givens))

@@ -111,9 +111,7 @@ class Neuron(Structure):
             return SQUARE
         twice = 2 * self.scale
         slope_words = _times_math(twice, "(a − y)") if twice != 1 else "a − y"
-        return slope(
-            _python(twice), f"the {twice} of d({self.loss_words})/da = {slope_words}"
-        )
+        return slope(_python(twice), f"the {twice} of d({self.loss_words})/da = {slope_words}")
 
     @property
     def dL_da_words(self) -> str:
@@ -212,6 +210,7 @@ OPEN_NEURON_GIVENS = (
     ),
 )
 """x, w, b and y of the open neuron: the lesson's numbers and what learners' are drawn from."""
+
 
 def open_neuron_constraints(
     neuron: Neuron,

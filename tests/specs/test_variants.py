@@ -39,7 +39,12 @@ LESSON_MATH = {
     "02_the_computation_graph": (r"x²", r"x\*\*2", r"c·y \+ d", r"c\*y \+ d", r"\b2c?·?x\b"),
     "03_a_neuron_by_hand": NEURON_MATH,
     "04_the_dead_relu": NEURON_MATH,
-    "09_autograd_by_hand": (r"w \\cdot x \+ b", r"\(a - y\)\^2", r"w_v \* x_v \+ b_v", *NEURON_MATH),
+    "09_autograd_by_hand": (
+        r"w \\cdot x \+ b",
+        r"\(a - y\)\^2",
+        r"w_v \* x_v \+ b_v",
+        *NEURON_MATH,
+    ),
 }
 """The lesson's structure in math, which the shared notebook may name only as the lesson's."""
 
