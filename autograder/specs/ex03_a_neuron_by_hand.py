@@ -9,7 +9,7 @@ from autograder.core.spec import ExerciseSpec, Part, Structure, given, upstream
 from autograder.specs.neuron import (
     LESSON,
     OPEN_NEURON_GIVENS,
-    VARIANTS,
+    OPEN_VARIANTS,
     Neuron,
     backward_parts,
     forward_parts,
@@ -82,7 +82,7 @@ def spec_for(structure: Structure) -> ExerciseSpec:
         ),
         written=(("why_dw_and_db_differ", 1),),
         structure=neuron,
-        variants=VARIANTS,
+        variants=OPEN_VARIANTS,
         vary=spec_for,
     )
 

@@ -20,7 +20,7 @@ from autograder.core.spec import (
 )
 from autograder.specs.neuron import (
     LESSON,
-    VARIANTS,
+    SHUT_VARIANTS,
     Neuron,
     backward_parts,
     forward_parts,
@@ -198,7 +198,7 @@ def spec_for(structure: Structure) -> ExerciseSpec:
         ),
         written=(("why_both_are_zero", 1),),
         structure=neuron,
-        variants=VARIANTS,
+        variants=SHUT_VARIANTS,
         vary=spec_for,
     )
 

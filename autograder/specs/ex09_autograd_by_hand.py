@@ -10,7 +10,7 @@ from autograder.specs.neuron import (
     LESSON,
     OPEN,
     OPEN_NEURON_GIVENS,
-    VARIANTS,
+    OPEN_VARIANTS,
     Neuron,
     neuron_program,
     open_neuron_constraints,
@@ -99,8 +99,8 @@ def spec_for(structure: Structure) -> ExerciseSpec:
                 "dL_dw",
                 "dL/dw",
                 "gradient",
-                f"dL/dw = dL/da × da/dh × dh/dw, with dL/da = {neuron.dL_da_words}, da/dh = 1 (the "
-                f"ReLU is open) and dh/dw = {neuron.dh_dw_words}.",
+                f"dL/da × da/dh × dh/dw: dL/da = {neuron.dL_da_words}, da/dh = 1 (open ReLU), "
+                f"dh/dw = {neuron.dh_dw_words}.",
                 "dL/da × da/dh × dh/dw, with a = ReLU(h)",
                 of=("L", "w"),
                 gate="open",
@@ -121,7 +121,7 @@ def spec_for(structure: Structure) -> ExerciseSpec:
         ),
         written=(("what_pytorch_adds", 1),),
         structure=neuron,
-        variants=VARIANTS,
+        variants=OPEN_VARIANTS,
         vary=spec_for,
     )
 

@@ -138,14 +138,24 @@ class Neuron(Structure):
 
 
 LESSON = Neuron()
-VARIANTS = (
+OPEN_VARIANTS = (
+    Neuron(Fraction(8), Fraction(1, 2)),
+    Neuron(Fraction(10), Fraction(4)),
+    Neuron(Fraction(1, 20), Fraction(5)),
+)
+"""The open neuron's structures (03 and 09). Never the lesson's gain nor its loss, so a
+copied h, L or dL/da is wrong for every learner. A gain or a loss slope 2c of 8 or more
+(or 1, or 1/20) is never one of the learner's numbers, their reciprocal or a ratio of two
+(|x| ≤ 7, every given whole, |y| ≤ 13), and the gain never shares a number with 2c: a
+dropped factor is named as the one it is even from the number alone."""
+
+SHUT_VARIANTS = (
     Neuron(Fraction(2), Fraction(3, 2)),
     Neuron(Fraction(1, 2), Fraction(3)),
     Neuron(Fraction(3), Fraction(1, 2)),
 )
-"""Never the lesson's gain nor its loss, so a copied h, L or dL/da is wrong for every
-learner; the gain and the loss's 2c never share a number (2 and 3, 1/2 and 6, 3 and 1),
-so a dropped factor is named as the one it is."""
+"""The shut neuron's structures (04): small gains and loss slopes (2 and 3, 1/2 and 6, 3
+and 1), never a leaky_slope nor its reciprocal (0.01 to 0.4), nor a ratio of one to x."""
 
 OPEN_NEURON_GIVENS = (
     Given(
@@ -269,7 +279,7 @@ def forward_parts(neuron: Neuron, a_hint: str, loss_hint: str) -> tuple[Part, ..
             "L",
             "L",
             "forward",
-            f"Your loss L = {neuron.loss_words} ({neuron.words}). {loss_hint}",
+            f"Yours is {neuron.words}. {loss_hint}",
             "the loss from a and y",
             of=("L",),
             solution=neuron.loss_of("a"),
