@@ -15,11 +15,11 @@ prints the figures per mistake class.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from autograder.core.givens import Site
-from autograder.core.spec import CODE_KINDS
+from autograder.core.spec import CODE_KINDS, ExerciseSpec
 from autograder.specs import exercise_spec, learner_givens, learner_problem
 
 GENERIC = frozenset({"mismatch", "ambiguous"})
@@ -356,16 +356,44 @@ def judge_entry(
     return verdict.reason, verdict.message
 
 
-def as_the_lesson(problem: str, part: str, lines: str) -> bool:
-    """Whether a corpus entry, written in the lesson's structure, is the same mistake in
-    `problem`: the part's model answer is the same in both, and the lines write out no
-    number (a number there is the lesson's arithmetic, e.g. the 2 of its x²)."""
+def written_out(spec: ExerciseSpec, part: str, kept: Collection[str]) -> str:
+    """The model answer of `part` with every earlier part not in `kept` written out as its
+    own model answer, down to the givens (what the lines stand for where they write no
+    name for that part)."""
     import ast
 
-    lesson = exercise_spec(problem.partition("[")[0])
-    if exercise_spec(problem).part(part).code != lesson.part(part).code:
-        return False
-    numbers = (n for n in ast.walk(ast.parse(lines)) if isinstance(n, ast.Constant))
+    class WriteOut(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id in spec.part_names and node.id not in kept and node.id != part:
+                return ast.parse(written_out(spec, node.id, kept), mode="eval").body
+            return node
+
+    tree = WriteOut().visit(ast.parse(spec.part(part).answer, mode="eval"))
+    return ast.unparse(tree)
+
+
+def as_the_lesson(problem: str, part: str, lines: str) -> bool:
+    """Whether a corpus entry, written in the lesson's structure, is the same mistake in
+    `problem`: the part's model answer, with every earlier part the lines do not name
+    written out, is the same in both (`dL_dw = dL_dh * w` swaps the x of the lesson's
+    dh/dw = x: not the same mistake where dh/dw = 2x), and the lines write out no number
+    (a number there is the lesson's arithmetic, e.g. the 2 of its x²)."""
+    import ast
+
+    lesson, theirs = exercise_spec(problem.partition("[")[0]), exercise_spec(problem)
+    tree = ast.parse(lines)
+    named = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    assigned = {
+        t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets
+        if isinstance(t, ast.Name) and t.id in lesson.part_names
+    }  # fmt: skip
+    for name in {part} | assigned:  # a helper line for an earlier part: the same there too
+        setup = (s.part(name).code.split("\n")[:-1] for s in (lesson, theirs))
+        if next(setup) != next(setup):
+            return False
+        if written_out(theirs, name, named - {name}) != written_out(lesson, name, named - {name}):
+            return False
+    numbers = (n for n in ast.walk(tree) if isinstance(n, ast.Constant))
     return not any(type(n.value) in (int, float) for n in numbers)
 
 

@@ -161,7 +161,7 @@ class Judging:
     def practice(self, user: str, request: Mapping[str, Any]) -> dict[str, Any]:
         exercise = self._exercise(request)
         givens = practice_givens(exercise)
-        problem = practice_problem(exercise, self.site.learner_key(user) is not None)
+        problem = practice_problem(exercise, self.site.learner_key(user) is not None, givens)
         return {
             "givens": givens,
             "problem": problem,

@@ -119,7 +119,10 @@ class Exercise:
             return
         self._practice = practice_givens(self.name) if on else None
         in_class = (self.key or self.site.learner_key(self.learner)) is not None
-        self._practice_problem = practice_problem(self.name, in_class) if on else None
+        practice = self._practice
+        self._practice_problem = (
+            None if practice is None else practice_problem(self.name, in_class, practice)
+        )
         if on:
             print(given_line("practice", PRACTICE_SOURCE, self.givens))
             words = problem_words(self.problem)

@@ -12,9 +12,10 @@ import functools
 import importlib
 import pkgutil
 import random
+from collections.abc import Mapping
 
 from autograder.core.givens import PUBLIC, Site, draw, seed
-from autograder.core.spec import ExerciseSpec
+from autograder.core.spec import ExerciseSpec, Structure
 from autograder.core.tasks import ClassTask, FunctionTask
 
 
@@ -78,27 +79,44 @@ def _varied(exercise: str, tag: str) -> ExerciseSpec:
     return SPECS[exercise].varied(tag)
 
 
+def _admitted(exercise: str, givens: Mapping[str, float]) -> list[Structure]:
+    """The structures of `exercise` whose own constraints `givens` meet (numbers are drawn
+    for the lesson's structure: a structure whose loss they would make zero, say, is left
+    out); RuntimeError when none is."""
+    admitted = [
+        s
+        for s in SPECS[exercise].variants
+        if all(test(givens) for _, test in _varied(exercise, s.tag).constraints)
+    ]
+    if not admitted:
+        raise RuntimeError(f"{exercise}: no structure fits the numbers {dict(givens)}")
+    return admitted
+
+
 def learner_problem(
     exercise: str, learner: str, site: Site = PUBLIC, key: str | None = None
 ) -> str:
     """The learner's problem: `exercise` itself (the lesson's structure) without a key or
     secret, or where the exercise has one structure; in a class, `<exercise>[<tag>]`, the
-    structure drawn from the learner's key (its own draw: their numbers stay the same)."""
+    structure drawn from the learner's key (its own draw: their numbers stay the same)
+    among those their numbers fit."""
     variants = exercise_spec(exercise).variants
     key = key or site.learner_key(learner)
     if not variants or key is None:
         return exercise
-    chosen = random.Random(seed(f"{exercise}\0structure", learner, site, key)).choice(variants)
+    admitted = _admitted(exercise, learner_givens(exercise, learner, site, key))
+    chosen = random.Random(seed(f"{exercise}\0structure", learner, site, key)).choice(admitted)
     return f"{exercise}[{chosen.tag}]"
 
 
-def practice_problem(exercise: str, in_class: bool) -> str:
-    """A problem to practise on: in a class (`in_class`), a structure drawn at random too;
-    in self-study, the lesson's."""
+def practice_problem(exercise: str, in_class: bool, givens: Mapping[str, float]) -> str:
+    """A problem to practise on with the practice numbers `givens`: in a class
+    (`in_class`), a structure drawn at random too, among those the numbers fit; in
+    self-study, the lesson's."""
     variants = exercise_spec(exercise).variants
     if not in_class or not variants:
         return exercise
-    return f"{exercise}[{random.Random().choice(variants).tag}]"
+    return f"{exercise}[{random.Random().choice(_admitted(exercise, givens)).tag}]"
 
 
 def problem_words(problem: str) -> str:

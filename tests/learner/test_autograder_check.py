@@ -27,7 +27,7 @@ from autograder.core.verdict import MISSING, Verdict, format_value
 from autograder.diagnosis.byhand import HandAnswer, read_hand_answers
 from autograder.diagnosis.references import reference_quantities
 from autograder.learner.check import AnswerMismatch, Exercise, judge_hand_answer
-from autograder.specs import exercise_spec, learner_givens
+from autograder.specs import exercise_spec, learner_givens, problem_words
 
 NEURON = "03_a_neuron_by_hand"
 TESTER = "tester"
@@ -444,7 +444,10 @@ def test_ipython_by_hand_passes(ipython: dict[str, list[dict[str, Any]]]) -> Non
     shown = ", ".join(
         f"{n} = {format_value(v)}" for n, v in MINE["h"].values.items() if n in "xwby"
     )
-    assert given["out"] == f"Numbers of tester (JUPYTERHUB_USER): {shown}\n"
+    # self-study: the lesson's neuron, said so under the numbers
+    own = f"Numbers of tester (JUPYTERHUB_USER): {shown}\n{problem_words(NEURON)}\n"
+    assert "(the lesson's)" in problem_words(NEURON)
+    assert given["out"] == own
     assert last == {"ok": True, "out": f"✓ dL/dw = {DW} matches PyTorch\n", "error": None}
 
 
