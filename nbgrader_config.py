@@ -32,10 +32,12 @@ c.ClearSolutions.code_stub = {
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 # Feedback must not show the hidden tests, nor a score for a written answer that is not
-# graded yet or changed since it was graded (autograder/nbgrader_plugins/manual.py).
+# graded yet or changed since it was graded (autograder/nbgrader_plugins/manual.py); it
+# states the learner's problem where the exercise varies per learner (problem.py).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "autograder.nbgrader_plugins.manual.ManualGrades",
+    "autograder.nbgrader_plugins.problem.NoteProblem",  # the learner's own structure, if it varies
     "autograder.nbgrader_plugins.lateness.NoteLateness",  # how late, when it was (any penalty)
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
@@ -51,6 +53,9 @@ c.HTMLExporter.extra_template_basedirs = [
     os.path.join(_package["autograder"], "nbgrader_plugins", "templates"),
     os.path.join(_package["nbgrader"], "server_extensions", "formgrader", "templates"),
 ]
+
+# Formgrader's view of a submission names the student's structure where the exercise varies.
+c.HTMLExporter.preprocessors = ["autograder.nbgrader_plugins.problem.ShowStructure"]
 
 # `nbgrader export`: only assignments released or handed in (autograder/nbgrader_plugins/export.py).
 c.ExportApp.plugin_class = "autograder.nbgrader_plugins.export.ReleasedExport"

@@ -7,7 +7,9 @@ It offers what the solution notebooks' locked cells call:
 
 - `Exercise(name).given(*names)`: the learner's given values, which the grader computed
   outside the sandbox and injected for this notebook (`set_notebook`), printed with
-  `format_givens` (the real package prints them the same way);
+  `format_givens` (the real package prints them the same way), then the learner's problem
+  in words where the exercise's structure varies (injected too: `specs.problem_words`,
+  the line the real package prints under them);
 - `Exercise(name).practise()`: says practice numbers are off while grading;
 - `Exercise(name).check(*names)`, `.check_function(name)` and `.check_class(name)`: a
   neutral line; the verdict is computed by the grader from the notebook's text, the
@@ -23,16 +25,19 @@ __all__ = ["Exercise", "format_givens", "set_notebook"]
 
 _GIVENS: dict[str, float] = {}
 _LEARNER: list[str] = [""]
+_PROBLEM: list[str] = [""]
 
 NEUTRAL = "(checked by the grader when the notebook is graded)"
 SOURCE = "the folder autograder is grading"
 
 
-def set_notebook(givens: dict[str, float], learner: str) -> None:
-    """The given values and learner of the notebook about to run (set by the worker)."""
+def set_notebook(givens: dict[str, float], learner: str, problem: str = "") -> None:
+    """The given values, learner and problem in words ('' for an exercise with one
+    structure) of the notebook about to run (set by the worker)."""
     _GIVENS.clear()
     _GIVENS.update({str(k): float(v) for k, v in givens.items() if isinstance(v, int | float)})
     _LEARNER[0] = str(learner)
+    _PROBLEM[0] = str(problem)
 
 
 def format_number(value: float) -> str:
@@ -58,7 +63,8 @@ class Exercise:
         return f"Exercise({self.name!r})"
 
     def given(self, *names: str) -> float | tuple[float, ...]:
-        """The learner's given values by name (one value for one name, else a tuple)."""
+        """The learner's given values by name (one value for one name, else a tuple),
+        printed, then the learner's problem when the exercise's structure varies."""
         missing = [n for n in names if n not in _GIVENS]
         if missing:
             raise KeyError(
@@ -67,6 +73,8 @@ class Exercise:
             )
         values = {n: _GIVENS[n] for n in names}
         print(format_givens(_LEARNER[0], values))
+        if _PROBLEM[0]:
+            print(_PROBLEM[0])
         found = tuple(values.values())
         return found[0] if len(found) == 1 else found
 

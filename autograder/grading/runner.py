@@ -168,7 +168,8 @@ class Grader:
         """Run one notebook in a sandboxed worker."""
         sources = [prepared.notebook.cells[i].source for i in prepared.code_cells]
         calls = trusted.function_calls(prepared.plan)
-        return worker.execute(sources, calls, prepared.givens, student)
+        problem = trusted.given_problem(prepared.plan)
+        return worker.execute(sources, calls, prepared.givens, student, problem)
 
     def execute_all(self, sub: Submission) -> list[ExecutionResult]:
         """Run every notebook of a submission (in a pool thread, on one worker)."""

@@ -26,7 +26,13 @@ from autograder.core.verdict import Verdict
 from autograder.diagnosis.byhand import read_hand_answers
 from autograder.diagnosis.judge import JudgeContext, judge
 from autograder.diagnosis.references import EXERCISES
-from autograder.specs import class_tasks, function_tasks, learner_givens, learner_problem
+from autograder.specs import (
+    class_tasks,
+    function_tasks,
+    learner_givens,
+    learner_problem,
+    problem_words,
+)
 
 
 @dataclass
@@ -124,6 +130,12 @@ def problem_for(exercise: str | None, student: str, site: Site) -> str | None:
     """`student`'s problem: in a class with a secret, the exercise in the structure drawn
     from their key (`specs.learner_problem`); else the exercise itself."""
     return None if exercise is None else learner_problem(exercise, student, site)
+
+
+def given_problem(trusted: TrustedPlan) -> str:
+    """What the Given cell prints of the student's problem ('' for an exercise with one
+    structure): the line the sandbox's stand-in prints, as the real package does."""
+    return problem_words(trusted.problem) if trusted.problem else ""
 
 
 def course_site(coursedir: CourseDirectory) -> Site:

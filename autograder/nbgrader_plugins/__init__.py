@@ -3,6 +3,8 @@
 `export`: `nbgrader export` of released assignments only; `lms`: LMS file names for
 `nbgrader zip_collect`; `lateness`: how late a hand-in was, decided here for the service,
 the report and the feedback page (`NoteLateness`); `manual`: honest scores of written
-answers on feedback pages; `feedback_exporter`: nbconvert's HTML exporter with its
-templates compiled once a process (`templates/`).
+answers on feedback pages; `problem`: each learner's structure of an exercise that varies
+(the feedback page's "Your problem" line, formgrader's "Structure" line, the report's);
+`feedback_exporter`: nbconvert's HTML exporter with its templates compiled once a process
+(`templates/`).
 """

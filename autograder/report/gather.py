@@ -4,6 +4,10 @@ Only released assignments count (`autograder.nbgrader_plugins.export.released_as
 unless one is named. Every wrong check of every submission becomes a `Slip`; a follow-on
 (a right step from the learner's own wrong earlier answer) is kept apart from the root
 causes, so it never outnumbers or hides them.
+
+In a class with a secret, a student's exercise may be stated for a structure of their own
+(`specs.learner_problem`); each slip carries it, so one kind of mistake made in several
+structures is one misconception, with the structures it was made in listed.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ class Slip:
     """The learner's formula in the given names, else their value (their own number)."""
     formula: bool
     """True when `written` is a formula (comparable over learners)."""
+    structure: str = ""
+    """The student's structure of the exercise in words ('' where it has one structure)."""
 
     @property
     def words(self) -> str:
@@ -51,6 +57,9 @@ class Mistake:
     formulas: list[tuple[str, int]]
     """Formulas written (normal form), most common first, with how many wrote each."""
     example: str
+    structures: list[tuple[str, int]] = field(default_factory=list)
+    """The structures it was made in (where the exercise varies), with how many students
+    made it in each, most first."""
 
     @property
     def count(self) -> int:
@@ -93,6 +102,9 @@ class Misconception:
     students: list[str]
     parts: list[str]
     example: str
+    structures: list[tuple[str, int]] = field(default_factory=list)
+    """The structures it was made in (where an exercise varies), with how many students
+    made it in each, most first."""
 
     @property
     def words(self) -> str:
@@ -143,6 +155,9 @@ class ClassReport:
     """In the gradebook, not released: not counted."""
     course_id: str = ""
     """The course's id (CourseDirectory.course_id), which the report's title names."""
+    structures: dict[str, dict[str, str]] = field(default_factory=dict)
+    """student -> assignment -> their structure in words, for the assignments handed in
+    whose exercise varies."""
 
     @property
     def title(self) -> str:
@@ -193,12 +208,19 @@ def _failed_checks(
     return failed
 
 
-def _slip(student: str, assignment: str, label: str, check: dict[str, Any]) -> Slip:
+def _slip(student: str, assignment: str, label: str, check: dict[str, Any], structure: str) -> Slip:
     formula = check.get("formula")  # absent in stores written before formulas were kept
     if formula:
-        return Slip(student, assignment, label, check["kind"], str(formula), True)
+        return Slip(student, assignment, label, check["kind"], str(formula), True, structure)
     shown = str(check["value"]).removeprefix("✗ ")  # a code answer: what the grader found
-    return Slip(student, assignment, label, check["kind"], shown, False)
+    return Slip(student, assignment, label, check["kind"], shown, False, structure)
+
+
+def _structures(slips: list[Slip]) -> list[tuple[str, int]]:
+    """The structures the slips were made in, with how many students made them in each,
+    most first (none where no exercise varies)."""
+    students = {(s.structure, s.student) for s in slips if s.structure}
+    return Counter(structure for structure, _ in students).most_common()
 
 
 def _mistakes(slips: list[Slip]) -> list[Mistake]:
@@ -211,7 +233,7 @@ def _mistakes(slips: list[Slip]) -> list[Mistake]:
         values = Counter(s.written for s in group_slips if not s.formula).most_common()
         example = formulas[0][0] if formulas else (values[0][0] if values else "")
         students = sorted({s.student for s in group_slips})
-        found.append(Mistake(kind, students, formulas, example))
+        found.append(Mistake(kind, students, formulas, example, _structures(group_slips)))
     return sorted(found, key=lambda m: (-m.count, m.kind))
 
 
@@ -231,7 +253,8 @@ def rank_misconceptions(slips: list[Slip]) -> list[Misconception]:
             shown = Counter((s.part, s.written) for s in made if not _number(s.written))
             written = shown.most_common(1)
         example = f"{written[0][0][0]}: {written[0][0][1]}" if written else ""
-        found.append(Misconception(kind, sorted({s.student for s in made}), parts, example))
+        students = sorted({s.student for s in made})
+        found.append(Misconception(kind, students, parts, example, _structures(made)))
     found.sort(key=lambda m: (-len(m.students), -len(m.parts), m.kind))
     return found[:TOP_MISCONCEPTIONS]
 
@@ -249,10 +272,17 @@ def build(course_dir: Path, assignment: str | None = None) -> ClassReport:
     from nbgrader.api import Gradebook
     from nbgrader.coursedir import CourseDirectory
 
+    from autograder.core.givens import SecretError
     from autograder.grading.runner import STATE_DIR, load_config
+    from autograder.grading.trusted import course_site
+    from autograder.nbgrader_plugins.problem import problem_of
 
     config = load_config(course_dir)
     coursedir = CourseDirectory(config=config)
+    try:
+        site = course_site(coursedir)  # whose structure is whose, as the grader drew them
+    except SecretError as error:
+        raise ReportError(str(error)) from None
     exchange = str(config.Exchange.get("root", DEFAULT_EXCHANGE))
     state_dir = course_dir / STATE_DIR
     course = assignment is None
@@ -272,6 +302,7 @@ def build(course_dir: Path, assignment: str | None = None) -> ClassReport:
         max_scores: dict[str, float] = {}
         scores: dict[str, dict[str, float | None]] = {s: {} for s in students}
         late: dict[str, dict[str, float]] = defaultdict(dict)
+        structures: dict[str, dict[str, str]] = defaultdict(dict)
         for name in spanned:
             record = gb.find_assignment(name)
             max_scores[name] = float(record.max_score)
@@ -291,6 +322,9 @@ def build(course_dir: Path, assignment: str | None = None) -> ClassReport:
                     parts.append(part)
             for submission in sorted(record.submissions, key=lambda s: s.student.id):
                 student = submission.student.id
+                structure = problem_of(name, student, site).structure
+                if structure:
+                    structures[student][name] = structure
                 failed = _failed_checks(state_dir, name, student)
                 for sub_notebook in submission.notebooks:
                     for grade in sub_notebook.grades:
@@ -306,7 +340,7 @@ def build(course_dir: Path, assignment: str | None = None) -> ClassReport:
                         if not checks and grade.cell.cell_type == "code":
                             checks = [{"kind": NO_DIAGNOSIS, "value": ""}]
                         for check in checks:
-                            slip = _slip(student, name, part.label, check)
+                            slip = _slip(student, name, part.label, check, structure)
                             if slip.kind == FOLLOW_ON:
                                 follow_ons.append(slip)
                                 if student not in part.follow_ons:
@@ -336,4 +370,5 @@ def build(course_dir: Path, assignment: str | None = None) -> ClassReport:
         dict(following),
         sorted(set(known) - set(spanned)),
         coursedir.course_id,
+        {student: dict(sorted(by.items())) for student, by in sorted(structures.items())},
     )

@@ -1,6 +1,7 @@
 """The class report as one self-contained HTML page: what to re-teach first, then each part,
 each student's mistakes and the course's progress; plots embedded, each with alt text that
-says what it shows, and every number also in a table."""
+says what it shows, and every number also in a table. Where an exercise varies per learner,
+each student's structure, and the structures each mistake was made in."""
 
 from __future__ import annotations
 
@@ -143,18 +144,33 @@ def _figure(plot: Plot) -> str:
     )
 
 
+def structures_text(structures: list[tuple[str, int]]) -> str:
+    """'in 2 structures: the loss y = x²/2 (2 students); the loss y = 3x²/2 (1 student)'."""
+    if not structures:
+        return ""
+    each = "; ".join(f"{words} ({n} student{'s' * (n != 1)})" for words, n in structures)
+    many = len(structures)
+    return f"in {many} structure{'s' * (many != 1)}: {each}"
+
+
 def _misconceptions(report: ClassReport) -> list[str]:
     if not report.misconceptions:
         return ["<p>No misconception named: every wrong answer was a follow-on, in no "
                 "judgeable form, or unnamed (see the parts).</p>"]  # fmt: skip
+    varied = any(m.structures for m in report.misconceptions)
     out = ["<table><caption>Misconceptions most worth re-teaching, most students first "
-           "(root causes only; follow-ons are counted apart)</caption><tr>"
-           "<th scope='col'>misconception</th><th scope='col'>students</th>"
-           "<th scope='col'>parts</th><th scope='col'>example</th></tr>"]  # fmt: skip
+           "(root causes only; follow-ons are counted apart"
+           + ("; one mistake made in students' different structures is counted once"
+              if varied else "")
+           + ")</caption><tr><th scope='col'>misconception</th><th scope='col'>students</th>"
+           "<th scope='col'>parts</th>"
+           + ("<th scope='col'>structures</th>" if varied else "")
+           + "<th scope='col'>example</th></tr>"]  # fmt: skip
     for m in report.misconceptions:
+        made_in = f"<td>{e(structures_text(m.structures))}</td>" if varied else ""
         out.append(
             f"<tr><td>{e(m.words)}</td><td>{len(m.students)}: {e(', '.join(m.students))}</td>"
-            f"<td>{e('; '.join(m.parts))}</td><td>{_example(m.example)}</td></tr>"
+            f"<td>{e('; '.join(m.parts))}</td>{made_in}<td>{_example(m.example)}</td></tr>"
         )
     return [*out, "</table>"]
 
@@ -176,6 +192,7 @@ def _parts(report: ClassReport) -> list[str]:
             continue
         causes = "<br>".join(
             f"{e(m.words)}: {m.count} ({e(', '.join(m.students))})"
+            + (f"<br>&nbsp;&nbsp;{e(structures_text(m.structures))}" if m.structures else "")
             + "".join(f"<br>&nbsp;&nbsp;<code>{e(f)}</code> × {n}" for f, n in m.formulas[:3])
             for m in part.mistakes
         )
@@ -223,6 +240,24 @@ def _students(report: ClassReport) -> list[str]:
     return [*out, "</table>"]
 
 
+def _problems(report: ClassReport) -> list[str]:
+    """Each student's structure of every exercise that varies (nothing where none does)."""
+    assignments = sorted({a for by in report.structures.values() for a in by})
+    if not assignments:
+        return []
+    out = ["<h2>Each student's problem</h2>",
+           "<table><caption>The structure of each exercise that varies per student, as "
+           "their Given cell states it</caption><tr><th scope='col'>student</th>"]  # fmt: skip
+    out += [f"<th scope='col'>{e(a)}</th>" for a in assignments]
+    out.append("</tr>")
+    for student, by in report.structures.items():
+        cells = "".join(
+            f"<td>structure: {e(by[a])}</td>" if a in by else "<td>—</td>" for a in assignments
+        )
+        out.append(f"<tr><th scope='row'>{e(student)}</th>{cells}</tr>")
+    return [*out, "</table>"]
+
+
 def _progress(report: ClassReport) -> list[str]:
     out = ["<table><caption>Scores per student</caption><tr><th scope='col'>student</th>"]
     out += [f"<th scope='col'>{e(a)}</th>" for a in report.assignments]
@@ -264,7 +299,7 @@ def render_html(report: ClassReport) -> str:
     out += ["</p>", "<h2>What to re-teach first</h2>", *_misconceptions(report)]
     out.append(figures.get("misconceptions", ""))
     out += ["<h2>Parts</h2>", figures.get("parts", ""), *_parts(report)]
-    out += ["<h2>Students</h2>", *_students(report)]
+    out += ["<h2>Students</h2>", *_students(report), *_problems(report)]
     out += ["<h2>Progress</h2>", figures.get("progress", ""), *_progress(report)]
     out.append("</main></body></html>")
     return "\n".join(out)

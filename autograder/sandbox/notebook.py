@@ -96,12 +96,14 @@ def run_cells(shell: Any, request: dict[str, Any], out_fd: int) -> None:
 
 
 def tell_shim(request: dict[str, Any]) -> None:
-    """Hand the answer-free `autograder` package this notebook's given values."""
+    """Hand the answer-free `autograder` package this notebook's given values, learner and
+    problem in words."""
     import autograder
 
     set_notebook = getattr(autograder, "set_notebook", None)
     if set_notebook is not None:
-        set_notebook(dict(request.get("givens", {})), str(request.get("learner", "")))
+        learner, problem = str(request.get("learner", "")), str(request.get("problem", ""))
+        set_notebook(dict(request.get("givens", {})), learner, problem)
 
 
 def enter_namespaces(request: dict[str, Any], out_fd: int) -> bool:

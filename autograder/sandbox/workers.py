@@ -201,8 +201,11 @@ class Worker:
         calls: list[dict[str, Any]] | None = None,
         givens: dict[str, float] | None = None,
         learner: str = "",
+        problem: str = "",
     ) -> ExecutionResult:
-        """Run the code cells of one notebook; never raises for anything the notebook does."""
+        """Run the code cells of one notebook; never raises for anything the notebook does.
+        `givens`, `learner` and `problem` (the learner's problem in words) are what the
+        Given cell prints."""
         if self._starting:
             try:
                 self.wait_ready()
@@ -221,6 +224,7 @@ class Worker:
             "calls": calls or [],
             "givens": givens or {},
             "learner": learner,
+            "problem": problem,
             "isolate": True,
             "require_isolation": self.sandbox.enabled,
             "cgroups": (

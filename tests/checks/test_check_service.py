@@ -48,6 +48,8 @@ from check_hub import (
 )
 
 from autograder.authoring.sample_class import SAMPLE_CLASS, make_course, submit_sample_class
+from autograder.core.givens import COURSE_ID, Site, create_secret, read_secret
+from autograder.specs import SPECS, exercise_spec, learner_problem, problem_words
 
 SAMPLE_STUDENTS = sorted(p.name for p in SAMPLE_CLASS.iterdir() if p.is_dir())
 ASSIGNMENTS = sorted(p.name for p in (REPO / "solutions").iterdir() if p.is_dir())
@@ -290,6 +292,42 @@ def test_a_forged_user_name_changes_nothing(
     assert refused.value.code == 400
     body = {"exercise": NEURON, "learner": "ada", "user": "ada", "names": ["h"], "cells": []}
     assert hub.ask("check", body, hub.tokens["mallory"])["verdicts"][0]["passed"] is False
+
+
+@pytest.mark.processes
+def test_a_class_learner_is_told_their_own_structure(
+    students_env: StudentsEnvironment, tmp_path: Path
+) -> None:
+    """With the course's secret (the service run with --course-dir, as a class runs it):
+    the Given cell prints each learner's own structure, the sentence the grader's Given cell
+    prints (`problem_words`), and their own model answer is checked right in it."""
+    varied = next(name for name, spec in SPECS.items() if spec.variants)
+    course = make_course(tmp_path / "course", [varied])
+    create_secret(course)
+    site = Site(COURSE_ID, read_secret(course))
+    learners = ["ada", "ben", "cyd", "dee"]
+    problems = {learner: learner_problem(varied, learner, site) for learner in learners}
+    assert len(set(problems.values())) > 1 and varied not in problems.values()
+    class_hub = CheckHub.start(tmp_path / "hub", learners, ["--course-dir", str(course)])
+    try:
+        for learner, problem in problems.items():
+            spec = exercise_spec(problem)
+            part = next(p for p in spec.parts if p.kind not in ("function", "class"))
+            names = spec.given_names  # written out, as the Given cell does
+            with kernel(students_env, class_hub, learner) as k:
+                printed, error = k.run(
+                    f"from autograder import Exercise\nexercise = Exercise({varied!r})\n"
+                    f"{', '.join(names)} = exercise.given({', '.join(map(repr, names))})"
+                )
+                assert error is None, error
+                whose, words = printed.splitlines()
+                assert whose.startswith(f"Numbers of {learner} (your hub login)"), printed
+                assert words == problem_words(problem), (learner, printed)
+                k.run(part.code)
+                checked, error = k.run(f"exercise.check({part.name!r})")
+                assert error is None and checked.startswith("✓"), (learner, checked, error)
+    finally:
+        class_hub.stop()
 
 
 # --- no false verdicts ---------------------------------------------------------------------

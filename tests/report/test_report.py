@@ -362,6 +362,30 @@ def test_misconceptions_ranked_by_students() -> None:
     ]
 
 
+def test_one_mistake_in_several_structures_is_one_misconception() -> None:
+    """The same kind of mistake in students' different structures (a class with a secret:
+    each student's exercise 01 has its own bowl) is counted once, the structures listed
+    with how many students made it in each; the page names them."""
+    from autograder.report.gather import ClassReport
+
+    bowl = {"s0": "the loss y = x²/2", "s1": "the loss y = 3x²/2", "s2": "the loss y = x²/2"}
+    slips = [Slip(s, UNRELEASED, "Part C: x after one step", "sign", f"x + {i} * x", True, b)
+             for i, (s, b) in enumerate(bowl.items())]  # fmt: skip
+    slips.append(Slip("s0", UNRELEASED, "Part A: y at the start", "sign", "x**2", True, bowl["s0"]))
+    [sign] = rank_misconceptions(slips)
+    assert sign.students == ["s0", "s1", "s2"]
+    assert sign.structures == [("the loss y = x²/2", 2), ("the loss y = 3x²/2", 1)]
+    page = render_html(ClassReport(UNRELEASED, [], [], [], [sign]))
+    assert "in 2 structures: the loss y = x²/2 (2 students); the loss y = 3x²/2 (1 student)" in (
+        html.unescape(page)
+    )
+    one = [dataclasses.replace(s, structure="") for s in slips]  # an exercise of one structure
+    assert rank_misconceptions(one)[0].structures == []
+    assert "structures" not in render_html(
+        ClassReport(UNRELEASED, [], [], [], rank_misconceptions(one))
+    )
+
+
 @pytest.mark.parametrize(
     ("cell", "formula"),
     [

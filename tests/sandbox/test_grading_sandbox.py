@@ -41,6 +41,7 @@ from autograder.authoring.sample_class import (
     make_course,
     submit_sample_class,
 )
+from autograder.core.givens import COURSE_ID, Site
 from autograder.sandbox.workers import (
     CGROUP_ROOT,
     Sandbox,
@@ -48,11 +49,13 @@ from autograder.sandbox.workers import (
     own_cgroup,
     v1_hierarchies,
 )
+from autograder.specs import SPECS, learner_problem, problem_words
 
 HAND = "03_a_neuron_by_hand"
 CODE = "05_three_mechanics"
 ASSIGNMENTS = [HAND, CODE]
 HONEST = ["ada", "ben", "dee"]
+VARIED = next(name for name, spec in SPECS.items() if spec.variants)
 SECRET = "instructor-secret-7f3a"
 # A CPU budget, not a wall clock, stops the infinite loop, the fork bomb and the output
 # flood: each costs at most cpu_seconds of CPU, and a busy machine (the rest of the suite
@@ -971,11 +974,22 @@ def test_a_notebook_that_could_not_start_is_a_failure_not_a_grade(tmp_path: Path
 
 @pytest.mark.processes
 def test_the_shim_gives_the_values_the_grader_injected(tmp_path: Path) -> None:
-    """In the sandbox `autograder` is the answer-free shim; `given` returns injected values."""
+    """In the sandbox `autograder` is the answer-free shim; `given` returns injected values
+    and, where the exercise varies, prints the student's problem as the real package does
+    (the next notebook on the same worker, of one structure, prints none)."""
     from autograder.sandbox.workers import Worker
 
+    problem = problem_words(learner_problem(VARIED, "ada", Site(COURSE_ID, "a secret")))
+    assert problem.startswith("Your problem: ")
     worker = Worker(Sandbox(wall_seconds=stall_guard.STALL_SECONDS), tmp_path / "logs")
     try:
+        varied = worker.execute(
+            [f"from autograder import Exercise\nexercise = Exercise({VARIED!r})",
+             "x = exercise.given('x')"],
+            givens={"x": 2.5},
+            learner="ada",
+            problem=problem,
+        )  # fmt: skip
         result = worker.execute(
             [
                 "from autograder import Exercise\nexercise = Exercise('03_a_neuron_by_hand')",
@@ -988,6 +1002,9 @@ def test_the_shim_gives_the_values_the_grader_injected(tmp_path: Path) -> None:
         )
     finally:
         worker.stop()
+    assert varied.status == "ok", varied.detail
+    [printed] = [o["text"] for o in varied.cells[1]["outputs"]]
+    assert printed == f"Numbers of ada (the folder autograder is grading): x = 2.5\n{problem}\n"
     assert result.status == "ok", result.detail
     text = [o["text"] for i in range(4) for o in result.cells[i]["outputs"]]
     assert text[0] == "Numbers of ada (the folder autograder is grading): x = 1.5, w = -2.0\n-3.0\n"
