@@ -36,6 +36,8 @@ PROBLEMS = [f"{name}[{s.tag}]" for name in VARIED for s in SPECS[name].variants]
 LESSON_MATH = {
     "01_what_a_gradient_is": (r"y = x²(?!/)", r"\b2x\b"),
     "02_the_computation_graph": (r"x²", r"x\*\*2", r"c·y \+ d", r"c\*y \+ d", r"\b2c?·?x\b"),
+    "05_three_mechanics": (r"k·y", r"y \* k", r"× k", r"3k·x²", r"x²", r"x\*\*2", r"\b2x\b"),
+    "08_when_backward_complains": (r"x\^2", r"c·x²", r"c \* xt?\*\*2", r"\b2c·x\b"),
 }
 """The lesson's structure in math, which the shared notebook may name only as the lesson's."""
 
