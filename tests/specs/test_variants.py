@@ -37,6 +37,13 @@ LESSON_MATH = {
     "01_what_a_gradient_is": (r"y = x²(?!/)", r"\b2x\b"),
     "02_the_computation_graph": (r"x²", r"x\*\*2", r"c·y \+ d", r"c\*y \+ d", r"\b2c?·?x\b"),
     "05_three_mechanics": (r"k·y", r"y \* k", r"× k", r"3k·x²", r"x²", r"x\*\*2", r"\b2x\b"),
+    "06_one_backward_every_parameter": (
+        r"\(y − target\)²(?!/)",
+        r"\b2\(y − target\)",
+        r"u\^2",
+        r"u²",
+        r"u \\cdot u",
+    ),
     "08_when_backward_complains": (r"x\^2", r"c·x²", r"c \* xt?\*\*2", r"\b2c·x\b"),
 }
 """The lesson's structure in math, which the shared notebook may name only as the lesson's."""
