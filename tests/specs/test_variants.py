@@ -44,6 +44,12 @@ LESSON_MATH = {
         r"u²",
         r"u \\cdot u",
     ),
+    "07_try_it": (
+        r"x³ [−-] 2x",
+        r"3x² [−-] 2",
+        r"\(out − target\)²(?!/)",
+        r"\b2\(out − target\)",
+    ),
     "08_when_backward_complains": (r"x\^2", r"c·x²", r"c \* xt?\*\*2", r"\b2c·x\b"),
 }
 """The lesson's structure in math, which the shared notebook may name only as the lesson's."""
