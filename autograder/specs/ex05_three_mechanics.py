@@ -31,13 +31,14 @@ if TYPE_CHECKING:
 CALLS = 3
 """Backward calls in mechanic 2."""
 
-ZForm = Literal["k*y", "-k*y", "y/k"]
+ZForm = Literal["k*y", "-k*y", "k*y/2"]
 
 
 @dataclass(frozen=True)
 class Mechanics(Structure):
     """Mechanic 1's z from y = x³ and k (`form`), and mechanics 2 and 3's y = c·x² with
-    c = top/bottom: one multiplication or division in z, one scaled square."""
+    c = top/bottom: a multiplication by k in z (halved in
+    one form), and one scaled square."""
 
     form: ZForm
     top: int
@@ -46,11 +47,11 @@ class Mechanics(Structure):
     @property
     def tag(self) -> str:
         scale = f"c{self.top}" if self.bottom == 1 else f"c{self.top}_{self.bottom}"
-        return {"k*y": "times", "-k*y": "minus", "y/k": "over"}[self.form] + "_" + scale
+        return {"k*y": "times", "-k*y": "minus", "k*y/2": "half"}[self.form] + "_" + scale
 
     def z_of(self, y: str) -> str:
         """z from `y`, as Python arithmetic."""
-        return {"k*y": f"{y} * k", "-k*y": f"-k * {y}", "y/k": f"{y} / k"}[self.form]
+        return {"k*y": f"{y} * k", "-k*y": f"-k * {y}", "k*y/2": f"k * {y} / 2"}[self.form]
 
     def z(self, y: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
         """z from y (PyTorch)."""
@@ -58,7 +59,7 @@ class Mechanics(Structure):
             return y * k
         if self.form == "-k*y":
             return -k * y
-        return y / k
+        return k * y / 2
 
     def square_of(self, x: str) -> str:
         """Mechanics 2 and 3's y at `x`, as Python arithmetic: x**2, 3 * x**2, 3 * x**2 / 2."""
@@ -84,11 +85,11 @@ class Mechanics(Structure):
             return (given("k"),), "k"
         if self.form == "-k*y":
             return (slope("-1", "the − of z = −k·y"), given("k")), "-1 * k"
-        return (slope("1 / k", "the slope 1/k of z = y/k"),), "1 / k"
+        return (slope("1 / 2", "the 1/2 of z = k·y/2"), given("k")), "1 / 2 * k"
 
     @property
     def z_words(self) -> str:
-        return {"k*y": "k·y", "-k*y": "−k·y", "y/k": "y/k"}[self.form]
+        return {"k*y": "k·y", "-k*y": "−k·y", "k*y/2": "k·y/2"}[self.form]
 
     @property
     def square_words(self) -> str:
@@ -117,9 +118,10 @@ class Mechanics(Structure):
 
 
 LESSON = Mechanics("k*y", 1)
-VARIANTS = (Mechanics("-k*y", 3), Mechanics("y/k", 3, 2), Mechanics("y/k", 3))
+VARIANTS = (Mechanics("-k*y", 3), Mechanics("k*y/2", 2), Mechanics("k*y/2", 3))
 """Never the lesson's z nor its square: a copied y.grad, x.grad or accumulated gradient is
-wrong for every learner."""
+wrong for every learner. Never 2c = 3, the number of calls (c = 3/2): a missing slope would
+read as one call's gradient."""
 
 
 def _grad_is_none_without_retain(t: Tape) -> bool:
@@ -157,7 +159,11 @@ def spec_for(structure: Structure) -> ExerciseSpec:
             f"the {mechanics.twice} of d({mechanics.square_words})/dx = {mechanics.slope_words}",
         )
     )
-    between = {"k*y": "×k", "-k*y": "×(−k)", "y/k": "÷k"}[mechanics.form]
+    between = {
+        "k*y": "the ×k node lies",
+        "-k*y": "the ×(−k) node lies",
+        "k*y/2": "the ×k and ÷2 nodes lie",
+    }[mechanics.form]
 
     def program(t: Tape) -> None:
         """Mechanic 1: y = x³, z from y and k. Mechanics 2 and 3: y = c·x²."""
@@ -248,7 +254,7 @@ def spec_for(structure: Structure) -> ExerciseSpec:
                 "x_grad",
                 "x.grad",
                 "gradient",
-                f"Chain rule: dz/dy × dy/dx, in your {mechanics.words}.",
+                f"Chain rule: dz/dy × dy/dx. Your program: {mechanics.words}.",
                 "dz/dy × dy/dx",
                 of=("z", "x_cube"),
                 factors=(*dz_dy_factors, slope("3 * x_cube**2", "the cube's slope 3x²")),
@@ -258,8 +264,7 @@ def spec_for(structure: Structure) -> ExerciseSpec:
                 "y_grad",
                 "y.grad",
                 "gradient",
-                f"y.grad is dz/dy: only the {between} node of z = {mechanics.z_words} lies "
-                "between z and y.",
+                f"y.grad is dz/dy: in z = {mechanics.z_words} only {between} between z and y.",
                 "dz/dy",
                 of=("z", "y"),
                 factors=dz_dy_factors,

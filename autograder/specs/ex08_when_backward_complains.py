@@ -2,7 +2,7 @@
 small functions to fix, each judged by behaviour on cases the grader draws.
 
 The lesson's Part A is z = c·x² + 1; in a class each learner's (`Power`) has its own power
-of x, so the one number by hand is their own. The four fixes are code, the same for all."""
+of x, times or over c, so the one number by hand is their own. The four fixes are code, the same for all."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from autograder.core.tasks import FunctionTask
 from autograder.specs.error_fixes import CUT_GRAD, FIRST_GRAD, SAVED_GRAD, SGD_STEP
 
 if TYPE_CHECKING:
+    import torch
+
     from autograder.core.tape import Tape
 
 SUPERSCRIPT = {2: "²", 3: "³", 4: "⁴"}
@@ -33,34 +35,51 @@ PASSES = 3
 
 @dataclass(frozen=True)
 class Power(Structure):
-    """Part A's z = c·x^power + 1: one power, one product, one sum in every structure."""
+    """Part A's z = c·x^power + 1, or x^power/c + 1 (`over`): one power, one product or
+    quotient by c, one sum in every structure."""
 
     power: int
+    over: bool = False
 
     @property
     def tag(self) -> str:
-        return f"p{self.power}"
+        return f"p{self.power}" + ("_over" if self.over else "")
+
+    @property
+    def z_of(self) -> str:
+        """z, as Python arithmetic."""
+        return f"x**{self.power} / c + 1" if self.over else f"c * x**{self.power} + 1"
+
+    def z(self, x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        """z (PyTorch)."""
+        return x**self.power / c + 1 if self.over else c * x**self.power + 1
 
     @property
     def words(self) -> str:
-        return f"z = c·x{SUPERSCRIPT[self.power]} + 1"
+        power = f"x{SUPERSCRIPT[self.power]}"
+        return f"z = {power}/c + 1" if self.over else f"z = c·{power} + 1"
 
     @property
     def claims(self) -> tuple[tuple[str, str], ...]:
-        return (("z", f"c * x**{self.power} + 1"),)
+        return (("z", self.z_of),)
 
     @property
     def slope_factors(self) -> tuple[Factor, ...]:
-        """dz/dx = power · c · x^(power − 1), as the chain's factors."""
+        """dz/dx = power · c · x^(power − 1) (or power · x^(power − 1) / c), as factors."""
         if self.power == 2:
-            return (slope("2", "the square (d x²/dx = 2x)"), given("c"), given("x"))
-        label = f"the {self.power} of d x{SUPERSCRIPT[self.power]}/dx"
-        return (slope(str(self.power), label), given("c"), value(f"x**{self.power - 1}"))
+            power = slope("2", "the square (d x²/dx = 2x)")
+        else:
+            power = slope(str(self.power), f"the {self.power} of d x{SUPERSCRIPT[self.power]}/dx")
+        rest = "x" if self.power == 2 else f"x**{self.power - 1}"
+        if self.over:
+            return (power, value(f"{rest} / c"))
+        return (power, given("c"), given("x") if self.power == 2 else value(rest))
 
 
 LESSON = Power(2)
-VARIANTS = (Power(3), Power(4))
-"""Never the lesson's power: a copied 3 × 2c·x is wrong for every learner."""
+VARIANTS = (Power(4), Power(2, over=True), Power(4, over=True))
+"""Never the lesson's z: a copied 3 × 2c·x is wrong for every learner. Never the power 3, the
+number of passes: a missing 3 of x³ would read as one pass's gradient."""
 
 
 def _fix(task: FunctionTask, title: str) -> Part:
@@ -74,9 +93,9 @@ def spec_for(structure: Structure) -> ExerciseSpec:
     power = structure
 
     def program(t: Tape) -> None:
-        """z = c·x^power + 1, backward three times (the graph kept for the later passes)."""
+        """z from x and c, backward three times (the graph kept for the later passes)."""
         x, c = t.given("x", "c")
-        t.node("z", c * x**power.power + 1)
+        t.node("z", power.z(x, c))
 
     return ExerciseSpec(
         name="08_when_backward_complains",
@@ -166,7 +185,7 @@ def spec_for(structure: Structure) -> ExerciseSpec:
                     -6.5,
                 ),
                 lesson=2.0,
-                meaning="Part A's factor of the power of x",
+                meaning="Part A's number c",
             ),
         ),
         constraints=(pairwise_different("x", "c"),),
