@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from autograder.core.givens import Site
-from autograder.core.spec import CODE_KINDS
+from autograder.core.spec import CODE_KINDS, ExerciseSpec
 from autograder.specs import exercise_spec, learner_givens, learner_problem
 
 GENERIC = frozenset({"mismatch", "ambiguous"})
@@ -356,14 +356,32 @@ def judge_entry(
     return verdict.reason, verdict.message
 
 
+def _chain(spec: ExerciseSpec, part: str) -> set[str]:
+    """`part` and every earlier part its model answer is made from, transitively."""
+    import re
+
+    found, todo = set(), [part]
+    while todo:
+        name = todo.pop()
+        if name not in found:
+            found.add(name)
+            words = set(
+                re.findall(r"[A-Za-z_]\w*", spec.part(name).solution or spec.part(name).answer)
+            )
+            todo.extend(words & set(spec.part_names))
+    return found
+
+
 def as_the_lesson(problem: str, part: str, lines: str) -> bool:
     """Whether a corpus entry, written in the lesson's structure, is the same mistake in
-    `problem`: the part's model answer is the same in both, and the lines write out no
-    number (a number there is the lesson's arithmetic, e.g. the 2 of its x²)."""
+    `problem`: the model answers of the part and of every earlier part it is made from are
+    the same in both (the lesson's dL/dy = y − target is right for a loss (y − target)²/2),
+    and the lines write out no number (a number there is the lesson's arithmetic, e.g. the
+    2 of its x²)."""
     import ast
 
-    lesson = exercise_spec(problem.partition("[")[0])
-    if exercise_spec(problem).part(part).code != lesson.part(part).code:
+    lesson, own = exercise_spec(problem.partition("[")[0]), exercise_spec(problem)
+    if any(own.part(p).code != lesson.part(p).code for p in _chain(lesson, part)):
         return False
     numbers = (n for n in ast.walk(ast.parse(lines)) if isinstance(n, ast.Constant))
     return not any(type(n.value) in (int, float) for n in numbers)

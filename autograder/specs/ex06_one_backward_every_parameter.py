@@ -2,7 +2,7 @@
 twice (f = u·u²) gets the sum of its paths' shares, and a detached path drops its share.
 
 The lesson's problem is the loss (y − target)² and f = u·sq with sq = u²; in a class each
-learner's (`Model`) has its own scale of the loss and of sq, so the same parts ask for their
+learner's (`Model`) has its own scale of the loss and of f, so the same parts ask for their
 own gradients and their own paths' shares."""
 
 from __future__ import annotations
@@ -30,19 +30,19 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Model(Structure):
-    """The loss top/bottom·(y − target)² of y = w·x + b, and f = u·sq with sq = scale·u²
+    """The loss top/bottom·(y − target)² of y = w·x + b, and f = factor·u·sq with sq = u²
     (u reaches f along two paths in every structure). The model y = w·x + b is the lesson's
     in all: its loss is never 0 (y ≠ target is drawn for every learner), whatever the scale;
     another y, as b − w·x, could equal the target for numbers drawn for the lesson's."""
 
     top: int
     bottom: int = 1
-    scale: int = 1
+    factor: int = 1
 
     @property
     def tag(self) -> str:
         loss = f"l{self.top}" if self.bottom == 1 else f"l{self.top}_{self.bottom}"
-        return f"{loss}_sq{self.scale}"
+        return f"{loss}_f{self.factor}"
 
     def loss_of(self, y: str) -> str:
         """The loss at `y`, as Python arithmetic: (y - target) ** 2 / 2, 3 * (y - target) ** 2."""
@@ -74,61 +74,65 @@ class Model(Structure):
         return (slope(self.twice, label), value("y_value - target"))
 
     @property
-    def sq_of(self) -> str:
-        """sq from u, as Python arithmetic: u**2, 3 * u**2."""
-        return "u**2" if self.scale == 1 else f"{self.scale} * u**2"
+    def f_words(self) -> str:
+        """f in math: u·sq, 3u·sq."""
+        return "u·sq" if self.factor == 1 else f"{self.factor}u·sq"
 
     @property
-    def sq_words(self) -> str:
-        return "u²" if self.scale == 1 else f"{self.scale}u²"
+    def other(self) -> tuple[str, str]:
+        """df/dsq, the rest of f beside sq: (Python arithmetic, math): u, 3u."""
+        if self.factor == 1:
+            return "u", "u"
+        return f"{self.factor} * u", f"{self.factor}u"
 
     @property
-    def dsq_of(self) -> str:
-        """dsq/du, as Python arithmetic: 2 * u, 6 * u."""
-        return f"{2 * self.scale} * u"
-
-    @property
-    def dsq_words(self) -> str:
-        return f"{2 * self.scale}u"
+    def rest(self) -> tuple[str, str]:
+        """The direct path's share, the rest of f beside the factor u: (Python arithmetic,
+        math): u**2 and "sq = u²", 3 * u**2 and "3·sq = 3u²"."""
+        if self.factor == 1:
+            return "u**2", "sq = u²"
+        return f"{self.factor} * u**2", f"{self.factor}·sq = {self.factor}u²"
 
     @property
     def words(self) -> str:
-        return f"the loss {self.loss_words}, f = u·sq with sq = {self.sq_words}"
+        return f"the loss {self.loss_words}, f = {self.f_words} with sq = u²"
 
     @property
     def claims(self) -> tuple[tuple[str, str], ...]:
         return (
             ("loss", self.loss_of("w * x + b")),
-            ("sq", self.sq_of),
-            ("f", f"u * {self.sq_of}"),
+            ("sq", "u**2"),
+            ("f", f"{self.other[0]} * u**2"),
         )
 
 
 LESSON = Model(1)
 VARIANTS = (Model(1, 2, 3), Model(3, 1, 2), Model(1, 2, 2))
-"""Never the lesson's loss nor its sq: a copied loss, gradient or share is wrong for every
-learner."""
+"""Never the lesson's loss nor its f: a copied loss, gradient or share is wrong for every
+learner. f is scaled, not sq: with sq = s·u² the direct share s·u² and dsq/du = 2s·u would be
+the same number at u = 2 for every s."""
 
 
 def spec_for(structure: Structure) -> ExerciseSpec:
     """The exercise for the model `structure`: its program and parts."""
     assert isinstance(structure, Model)
     model = structure
-    direct, through = model.sq_of, f"u * {model.dsq_of}"
+    (direct, direct_words), (other, other_words) = model.rest, model.other
+    through = f"{other} * 2 * u"
     total = f"{direct} + {through}"
-    through_words = f"u × {model.dsq_words}"
+    through_words = f"{other_words} × 2u"
 
     def program(t: Tape) -> None:
-        """A linear model and its scaled squared error; f = u·sq, sq = scale·u²."""
+        """A linear model and its scaled squared error; f = factor·u·sq, sq = u²."""
         w, b, x, target = t.given("w", "b", "x", "target")
         y = t.node("y", w * x + b)
         t.node("loss", (y - target) ** 2 * model.top / model.bottom)
         (u,) = t.given("u")
         first = t.node("u_direct", u * 1.0)  # u as the first factor: the direct path
         via = t.node("u_via_sq", u * 1.0)  # u through sq
-        sq = t.node("sq", via**2 if model.scale == 1 else model.scale * via**2)
-        t.node("f", first * sq)
-        held = t.leaves["u"].detach() ** 2 * model.scale  # sq, detached: a constant
+        sq = t.node("sq", via**2)
+        t.node("f", first * sq if model.factor == 1 else model.factor * first * sq)
+        held = t.leaves["u"].detach() ** 2 * model.factor  # the rest, detached: a constant
         t.node("f_detached", u * held)
 
     return ExerciseSpec(
@@ -181,7 +185,7 @@ def spec_for(structure: Structure) -> ExerciseSpec:
                     -9.0,
                 ),
                 lesson=3.0,
-                meaning="f = u·sq, sq from u",
+                meaning="the value used twice in f",
             ),
         ),
         constraints=(
@@ -255,9 +259,9 @@ def spec_for(structure: Structure) -> ExerciseSpec:
                 "share_direct",
                 "the share along the direct path",
                 "gradient",
-                "Directly, u is the first factor of u·sq: its slope is the other factor, "
-                f"sq = {model.sq_words}.",
-                "the slope of u·sq towards its first factor: the other factor",
+                f"Directly, u is the factor u of {model.f_words}: its slope is the rest of f, "
+                f"{direct_words}.",
+                "the slope of f towards its factor u: the rest of f",
                 of=("f", "u_direct"),
                 solution=direct,
                 mistakes=(
@@ -265,7 +269,7 @@ def spec_for(structure: Structure) -> ExerciseSpec:
                         "other_path",
                         through,
                         f"That is the share through sq, {through_words}; the direct "
-                        f"path's share is the other factor, sq = {model.sq_words}.",
+                        f"path's share is the rest of f, {direct_words}.",
                     ),
                     (
                         "total",
@@ -280,7 +284,7 @@ def spec_for(structure: Structure) -> ExerciseSpec:
                 "share_sq",
                 "the share through sq",
                 "gradient",
-                f"Through sq = {model.sq_words}: df/dsq = u (the other factor), times dsq/du.",
+                f"Through sq = u²: df/dsq = {other_words} (the rest of f), times dsq/du = 2u.",
                 "df/dsq × dsq/du",
                 of=("f", "u_via_sq"),
                 solution=through,
@@ -293,8 +297,9 @@ def spec_for(structure: Structure) -> ExerciseSpec:
                     ),
                     (
                         "slope_alone",
-                        model.dsq_of,
-                        "That is dsq/du alone: multiply it by df/dsq = u, the other factor of f.",
+                        "2 * u",
+                        f"That is dsq/du alone: multiply it by df/dsq = {other_words}, the rest "
+                        "of f.",
                     ),
                 ),
                 title="paths add up: the share through the square",
@@ -318,7 +323,7 @@ def spec_for(structure: Structure) -> ExerciseSpec:
                         "one_path",
                         through,
                         "You followed one path only (through sq): add the "
-                        f"direct path's share, sq = {model.sq_words}.",
+                        f"direct path's share, {direct_words}.",
                     ),
                     (
                         "multiplied",
@@ -341,13 +346,13 @@ def spec_for(structure: Structure) -> ExerciseSpec:
                         "both_paths",
                         total,
                         "The detached path sends nothing back: only the "
-                        f"direct path's share, sq = {model.sq_words}, reaches u.grad.",
+                        f"direct path's share, {direct_words}, reaches u.grad.",
                     ),
                     (
                         "wrong_path",
                         through,
                         "It is the path through sq that is cut: what is "
-                        f"left is the direct path's share, sq = {model.sq_words}.",
+                        f"left is the direct path's share, {direct_words}.",
                     ),
                 ),
                 title="a detached path drops its share",

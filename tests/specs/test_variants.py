@@ -40,8 +40,8 @@ LESSON_MATH = {
     "06_one_backward_every_parameter": (
         r"\(y − target\)²(?!/)",
         r"\b2\(y − target\)",
-        r"u\^2",
-        r"u²",
+        r"f = u ?[·*] ?sq",
+        r"u \\cdot sq",
         r"u \\cdot u",
     ),
     "07_try_it": (
