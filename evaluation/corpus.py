@@ -356,32 +356,41 @@ def judge_entry(
     return verdict.reason, verdict.message
 
 
-def _chain(spec: ExerciseSpec, part: str) -> set[str]:
-    """`part` and every earlier part its model answer is made from, transitively."""
+def _written(spec: ExerciseSpec, part: str, lines: str) -> set[str]:
+    """The parts whose arithmetic the lines write: `part`, every part they assign, and every
+    earlier part the model answers are made from that the lines do not name (they wrote it
+    out, e.g. `(y_value - target) * x` for dL/dy × dy/dw)."""
+    import ast
     import re
 
-    found, todo = set(), [part]
+    tree = ast.parse(lines)
+    assigned = {
+        t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets
+        if isinstance(t, ast.Name)
+    } & set(spec.part_names)  # fmt: skip
+    named = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    found, todo = set(), [part, *assigned]
     while todo:
         name = todo.pop()
-        if name not in found:
-            found.add(name)
-            words = set(
-                re.findall(r"[A-Za-z_]\w*", spec.part(name).solution or spec.part(name).answer)
-            )
-            todo.extend(words & set(spec.part_names))
+        if name in found:
+            continue
+        found.add(name)
+        model = spec.part(name).solution or spec.part(name).answer
+        earlier = set(re.findall(r"[A-Za-z_]\w*", model)) & set(spec.part_names)
+        todo.extend(p for p in earlier if p not in named or p in assigned)
     return found
 
 
 def as_the_lesson(problem: str, part: str, lines: str) -> bool:
     """Whether a corpus entry, written in the lesson's structure, is the same mistake in
-    `problem`: the model answers of the part and of every earlier part it is made from are
-    the same in both (the lesson's dL/dy = y − target is right for a loss (y − target)²/2),
-    and the lines write out no number (a number there is the lesson's arithmetic, e.g. the
-    2 of its x²)."""
+    `problem`: every part whose arithmetic the lines write (`_written`: the part, the parts
+    they assign, the earlier parts they write out) has the same model answer in both (the
+    lesson's dL/dy = y − target is right for a loss (y − target)²/2), and the lines write
+    out no number (a number there is the lesson's arithmetic, e.g. the 2 of its x²)."""
     import ast
 
     lesson, own = exercise_spec(problem.partition("[")[0]), exercise_spec(problem)
-    if any(own.part(p).code != lesson.part(p).code for p in _chain(lesson, part)):
+    if any(own.part(p).code != lesson.part(p).code for p in _written(lesson, part, lines)):
         return False
     numbers = (n for n in ast.walk(ast.parse(lines)) if isinstance(n, ast.Constant))
     return not any(type(n.value) in (int, float) for n in numbers)
