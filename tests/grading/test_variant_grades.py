@@ -20,6 +20,7 @@ from courses import make_course
 from nbgrader_course import AUTOGRADE_SEED
 
 from autograder.core.givens import COURSE_ID, Site, create_secret, read_secret
+from autograder.core.spec import CODE_KINDS
 from autograder.diagnosis.byhand import read_hand_answers
 from autograder.diagnosis.fresh_points import NUMERIC
 from autograder.diagnosis.judge import JudgeContext, judge
@@ -40,14 +41,15 @@ def run(args: list[str], course: Path) -> subprocess.CompletedProcess[str]:
 
 def _hand_in(course: Path, student: str, name: str, problem: str) -> None:
     """The solution's formulas (ada's sample notebook, every part right in the lesson) with,
-    for `problem` other than the lesson's, the student's own model answers written in."""
+    for `problem` other than the lesson's, the student's own model answers written in (the
+    code parts, the same in every structure, as ada wrote them)."""
     sample = REPO / "instructor" / "sample_class" / "ada" / name / f"{name}.ipynb"
     notebook = nbformat.read(sample, as_version=4)
     spec = exercise_spec(problem)
     if problem != name:
         for cell in notebook.cells:
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if grade_id in spec.part_names:
+            if grade_id in spec.part_names and spec.part(grade_id).kind not in CODE_KINDS:
                 cell.source = f"{spec.part(grade_id).stub}\n{spec.part(grade_id).code}"
     folder = course / "submitted" / student / name
     folder.mkdir(parents=True)
