@@ -254,7 +254,7 @@ def spec_for(structure: Structure) -> ExerciseSpec:
                 "x_grad",
                 "x.grad",
                 "gradient",
-                f"Chain rule: dz/dy × dy/dx. Your program: {mechanics.words}.",
+                f"dz/dy × dy/dx, in your {mechanics.words}.",
                 "dz/dy × dy/dx",
                 of=("z", "x_cube"),
                 factors=(*dz_dy_factors, slope("3 * x_cube**2", "the cube's slope 3x²")),

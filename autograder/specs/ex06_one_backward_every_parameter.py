@@ -208,7 +208,7 @@ def spec_for(structure: Structure) -> ExerciseSpec:
                 "loss",
                 "loss",
                 "forward",
-                f"loss = {model.loss_words}, in your {model.words}.",
+                f"Your problem: {model.words}.",
                 "the loss from y_value and target",
                 of=("loss",),
                 solution=model.loss_of("y_value"),

@@ -191,7 +191,7 @@ def spec_for(structure: Structure) -> ExerciseSpec:
                 "cubic_value",
                 "x³ − 2x at x_cubic",
                 "forward",
-                f"y = {closing.poly_words} at x = x_cubic, in your {closing.words}.",
+                f"Your problem: {closing.words}; y at x = x_cubic.",
                 "your polynomial at x = x_cubic",
                 of=("cubic",),
                 solution=closing.poly_of,
