@@ -60,13 +60,15 @@ def _expected(
     name: str, problem: str, student: str, site: Site, kinds: tuple[str, ...] | None = None
 ) -> float:
     """The points the grader's judge gives the hand-in's parts (of `kinds`: all by default),
-    in process."""
+    in process; its code parts are ada's, right in every structure (the graders run them)."""
     sample = REPO / "instructor" / "sample_class" / "ada" / name / f"{name}.ipynb"
     sources = [c.source for c in nbformat.read(sample, as_version=4).cells if c.cell_type == "code"]
     givens = learner_givens(name, student, site)
     context = JudgeContext(problem, givens, read_hand_answers(sources, givens))
     parts = [p for p in exercise_spec(problem).parts if kinds is None or p.kind in kinds]
-    return float(sum(p.points for p in parts if judge(problem, p.name, context).passed))
+    code = sum(p.points for p in parts if p.kind in CODE_KINDS)
+    judged = [p for p in parts if p.kind not in CODE_KINDS]
+    return float(code + sum(p.points for p in judged if judge(problem, p.name, context).passed))
 
 
 def _grades(course: Path) -> dict[tuple[str, str], float]:
