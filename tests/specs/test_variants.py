@@ -45,6 +45,21 @@ LESSON_MATH = {
         r"w_v \* x_v \+ b_v",
         *NEURON_MATH,
     ),
+    "05_three_mechanics": (r"k·y", r"y \* k", r"× k", r"3k·x²", r"x²", r"x\*\*2", r"\b2x\b"),
+    "06_one_backward_every_parameter": (
+        r"\(y − target\)²(?!/)",
+        r"\b2\(y − target\)",
+        r"f = u ?[·*] ?sq",
+        r"u \\cdot sq",
+        r"u \\cdot u",
+    ),
+    "07_try_it": (
+        r"x³ [−-] 2x",
+        r"3x² [−-] 2",
+        r"\(out − target\)²(?!/)",
+        r"\b2\(out − target\)",
+    ),
+    "08_when_backward_complains": (r"x\^2", r"c·x²", r"c \* xt?\*\*2", r"\b2c·x\b"),
 }
 """The lesson's structure in math, which the shared notebook may name only as the lesson's."""
 
