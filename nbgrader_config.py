@@ -34,7 +34,7 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # Feedback must not show the hidden tests, nor a score for a written answer that is not
 # graded yet or changed since it was graded (autograder/nbgrader_plugins/manual.py).
 c.GenerateFeedback.preprocessors = [
-    "nbgrader.preprocessors.GetGrades",
+    "autograder.nbgrader_plugins.grades.GetGradesAtOnce",  # nbgrader's GetGrades, 2 queries
     "autograder.nbgrader_plugins.manual.ManualGrades",
     "autograder.nbgrader_plugins.lateness.NoteLateness",  # how late, when it was (any penalty)
     "nbgrader.preprocessors.ClearHiddenTests",

@@ -7,7 +7,9 @@ plugins named in the config) is used everywhere; what is not public is used only
   `api.inspect`, the metadata's `create_all` and the metadata format's `jsonschema` are
   replaced by versions that do once what nbgrader does for every Gradebook it opens and
   every cell it checks (one engine and its connections; tables created and listed once;
-  the cell-metadata schema checked once). Results are unchanged.
+  the cell-metadata schema checked once). Results are unchanged. A process forked
+  meanwhile (the feedback process's child per learner) opens its own connections to the
+  same engines (`fresh_connections_in_child`), as SQLAlchemy advises.
 - `Recorder.record` (`autograder.grading.recording`) sets an `Autograde` converter's
   `sanitize_preprocessors` and `autograde_preprocessors` to preprocessor *instances* made
   with the grading run: nbgrader 0.9 registers each item of those lists as it is, for
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -46,13 +49,42 @@ def check_version(version: str | None = None) -> None:
         )
 
 
+SHARED_ENGINES: list[dict[str, Any]] = []
+"""The engines of every `shared_gradebook_work` open now, by database URL."""
+
+
+def fresh_connections() -> None:
+    """Close every shared engine's pooled connections (the next Gradebook opens new ones;
+    what each engine compiled and learned about the tables stays): a lasting service's
+    run starts so, as a server restarted since the last run leaves them stale."""
+    for engines in SHARED_ENGINES:
+        for engine in engines.values():
+            type(engine).dispose(engine)
+
+
+def fresh_connections_in_child() -> None:
+    """In a child just forked: each shared engine drops (without closing) the parent's
+    pooled connections, so the child never uses a connection the parent also uses; what
+    the engine compiled and learned about the tables stays."""
+    for engines in SHARED_ENGINES:
+        for engine in engines.values():
+            type(engine).dispose(engine, close=False)
+
+
+os.register_at_fork(after_in_child=fresh_connections_in_child)
+
+
 @contextlib.contextmanager
 def shared_gradebook_work() -> Iterator[None]:
     """Meanwhile, every nbgrader Gradebook shares one SQLAlchemy engine per database
     (nbgrader opens a new one, with an empty statement cache, many times per notebook,
     and closing one disposed of every connection), creates and lists its tables once per
     run and database, and the cell-metadata check validates its schema once (not once
-    per cell) and raises the same best-matching error."""
+    per cell) and raises the same best-matching error. Nested in another, it leaves the
+    outer one's sharing as it is (a lasting service shares across its grading runs)."""
+    if SHARED_ENGINES:
+        yield
+        return
     check_version()
     import jsonschema
     import nbgrader.api
@@ -109,9 +141,11 @@ def shared_gradebook_work() -> Iterator[None]:
     nbgrader.api.inspect = CachedInspector
     metadata.create_all = create_all
     metadata_format.jsonschema = CachedSchemas()
+    SHARED_ENGINES.append(engines)
     try:
         yield
     finally:
+        SHARED_ENGINES.remove(engines)
         nbgrader.api.create_engine = create_engine
         nbgrader.api.inspect = inspect
         vars(metadata).pop("create_all", None)

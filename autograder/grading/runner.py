@@ -21,6 +21,7 @@ The stages live beside this module: `discovery` (what to grade), `preparation` (
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -41,6 +42,11 @@ from autograder.diagnosis import references
 from autograder.grading import diagnoses, trusted
 from autograder.grading.budgets import Budgets
 from autograder.grading.discovery import Discovery
+from autograder.grading.nbgrader_internals import (
+    SHARED_ENGINES,
+    fresh_connections,
+    shared_gradebook_work,
+)
 from autograder.grading.preparation import Preparation
 from autograder.grading.recording import (
     Recorder,
@@ -121,6 +127,9 @@ class Grader:
             self._idle.put(worker)
         self.stop_requested = threading.Event()  # set on Ctrl-C: finish the current record
         self._pool: ThreadPoolExecutor | None = None
+        # A persistent grader's gradebook engines, tables and compiled statements last
+        # from one run to the next (its runs are small in a rush), until `close`.
+        self._lasting = contextlib.ExitStack()
 
     # -------------------------------------------------------------- stages
 
@@ -224,6 +233,10 @@ class Grader:
     def run(self, progress: Any = None, only: set[str] | None = None) -> Iterator[Outcome]:
         """Grade everything (`only`: what is in these student/assignment folders, e.g. what
         a service just collected); yields one Outcome per submission as it completes."""
+        if self.persistent:
+            if not SHARED_ENGINES:
+                self._lasting.enter_context(shared_gradebook_work())
+            fresh_connections()
         with recording_caches(self.recording), references.stored_in(self.state / "references"):
             yield from self._run(only)
 
@@ -294,6 +307,7 @@ class Grader:
                 worker.stop(now=True)  # idle fork servers: nothing to finish
             self._workers.clear()
             self._idle = queue.SimpleQueue()
+        self._lasting.close()
 
     def total(self) -> int:
         """How many submissions `run` will yield (for the progress bar); the next `run`

@@ -7,11 +7,14 @@ learner, through `NbGraderAPI` as formgrader does, checks that every page is in 
 where `nbgrader fetch_feedback` looks, and answers one line: `{"ok": true, "pages": N}` or
 `{"ok": false, "reason": "..."}`. Each learner's feedback then costs its own work, not two
 nbgrader start-ups nor a compilation of nbconvert's templates (compiled once, at start:
-`feedback_exporter.warm_up`). Rendering runs in a child forked from this warm process and is killed
-past `Budgets.max_render_seconds`: one slow notebook is that learner's failure, never a
-stalled queue. The process runs at a lower CPU priority (`NICENESS`) than the grading
-service: on a machine of few cores, in a rush of hand-ins, grading goes first and feedback
-uses what is left, so it can fall behind but never holds grading back."""
+`feedback_exporter.warm_up`), nor a new gradebook engine for each query: the process shares
+one (`nbgrader_internals.shared_gradebook_work`, made before the first learner, so every
+child starts with its tables checked). Rendering runs in a child forked from this warm
+process and is killed past `Budgets.max_render_seconds`: one slow notebook is that
+learner's failure, never a stalled queue. The process runs at a lower CPU priority
+(`NICENESS`) than the grading service: on a machine of few cores, in a rush of hand-ins,
+grading goes first and feedback uses what is left, so it can fall behind but never holds
+grading back."""
 
 from __future__ import annotations
 
@@ -101,6 +104,7 @@ class Releaser:
     """nbgrader's feedback commands for one course, loaded once."""
 
     def __init__(self, course: Path) -> None:
+        from nbgrader.api import Gradebook
         from nbgrader.apps.api import NbGraderAPI
 
         from autograder.grading.budgets import Budgets
@@ -115,6 +119,8 @@ class Releaser:
         self.outbound = exchange.inbound.parent / "feedback"
         self.api = NbGraderAPI(coursedir=self.coursedir, config=config)
         warm_up(config)  # every learner's forked child starts with the compiled templates
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id):
+            pass  # its engine made and its tables checked once, before the first child
 
     def release(self, assignment: str, student: str) -> int:
         """Generate and release one learner's feedback; the pages released."""
@@ -131,10 +137,18 @@ class Releaser:
 
 
 def main() -> int:
+    from autograder.grading.nbgrader_internals import shared_gradebook_work
+
     os.nice(NICENESS)
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
     sys.stdout = sys.stderr  # anything nbgrader prints stays off the answers
-    releaser = Releaser(Path(sys.argv[1]).resolve())
+    with shared_gradebook_work():
+        serve_requests(Releaser(Path(sys.argv[1]).resolve()), answers)
+    return 0
+
+
+def serve_requests(releaser: Releaser, answers: Any) -> None:
+    """Answer each request line on stdin on `answers`, until stdin ends."""
     answers.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:
         request = json.loads(line)
@@ -147,7 +161,6 @@ def main() -> int:
         else:
             answer = {"ok": True, "pages": pages}
         answers.write(json.dumps(answer) + "\n")
-    return 0
 
 
 if __name__ == "__main__":
