@@ -137,17 +137,40 @@ def place_hand_ins(inbound: Path, notebooks: dict[str, Path]) -> None:
 
 def cpu_seconds(pid: int) -> float:
     """CPU seconds used so far by process `pid` and every process under it."""
+    return sum(cpu_parts(pid).values())
+
+
+def cpu_parts(pid: int) -> dict[str, float]:
+    """CPU seconds used so far by process `pid` and every process under it (and every
+    child they reaped), by part: the process itself, and each kind of child under it
+    (sandboxed workers, feedback processes)."""
     import psutil
 
     root = psutil.Process(pid)
-    total = 0.0
-    for process in [root, *root.children(recursive=True)]:
+    parts: dict[str, float] = {}
+    for child in [root, *root.children()]:
         try:
-            times = process.cpu_times()
+            command = " ".join(child.cmdline())
+            tree = [child] if child is root else [child, *child.children(recursive=True)]
         except psutil.NoSuchProcess:
             continue
-        total += times.user + times.system + times.children_user + times.children_system
-    return total
+        part = (
+            "the service itself"
+            if child is root
+            else "feedback processes"
+            if "release_feedback" in command
+            else "sandboxed workers"
+            if "sandbox" in command or "bwrap" in command
+            else "other children"
+        )
+        for process in tree:
+            try:
+                times = process.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            used = times.user + times.system + times.children_user + times.children_system
+            parts[part] = parts.get(part, 0.0) + used
+    return parts
 
 
 def profile(count: int, root: Path) -> None:
@@ -299,7 +322,7 @@ def main() -> int:
         start = time.perf_counter()
         load_at_start = os.getloadavg()[0]
         cpu_at_start = cpu_times()
-        service_cpu = cpu_seconds(service.pid)
+        service_cpu = cpu_parts(service.pid)
         try:
             for i, student in enumerate(students):
                 drain(start + i * args.within / len(students))
@@ -311,7 +334,10 @@ def main() -> int:
                 drain(min(deadline, time.perf_counter() + 1.0))
             rush = time.perf_counter() - start
             busy, idle, stolen = (b - a for a, b in zip(cpu_at_start, cpu_times(), strict=True))
-            service_cpu = cpu_seconds(service.pid) - service_cpu
+            service_cpu = {
+                part: used - service_cpu.get(part, 0.0)
+                for part, used in cpu_parts(service.pid).items()
+            }
         finally:
             service.send_signal(signal.SIGTERM)
             service.wait(timeout=120)
@@ -329,9 +355,12 @@ def main() -> int:
         f"{os.cpu_count()} cores busy ({busy / len(students):.2f} CPU-s a hand-in), "
         f"{idle / rush:.2f} idle, {stolen / rush:.2f} taken by the hypervisor"
     )
+    used = sum(service_cpu.values())
     print(
         f"the service's own processes (grader, workers, feedback; not the rest of the "
-        f"machine): {service_cpu:.1f} CPU-s, {service_cpu / len(students):.3f} CPU-s a hand-in"
+        f"machine): {used:.1f} CPU-s, {used / len(students):.3f} CPU-s a hand-in ("
+        + ", ".join(f"{part} {v / len(students):.3f}" for part, v in service_cpu.items())
+        + ")"
     )
     print(f"hand-in to graded:           {percentiles(to_graded)}  (goal: p95 under {GOAL:g} s)")
     print(f"hand-in to feedback released: {percentiles(to_released)}  (goal: the same)")

@@ -21,7 +21,6 @@ The stages live beside this module: `discovery` (what to grade), `preparation` (
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
@@ -42,11 +41,7 @@ from autograder.diagnosis import references
 from autograder.grading import diagnoses, trusted
 from autograder.grading.budgets import Budgets
 from autograder.grading.discovery import Discovery
-from autograder.grading.nbgrader_internals import (
-    SHARED_ENGINES,
-    fresh_connections,
-    shared_gradebook_work,
-)
+from autograder.grading.nbgrader_internals import GradebookWork
 from autograder.grading.preparation import Preparation
 from autograder.grading.recording import (
     Recorder,
@@ -129,7 +124,7 @@ class Grader:
         self._pool: ThreadPoolExecutor | None = None
         # A persistent grader's gradebook engines, tables and compiled statements last
         # from one run to the next (its runs are small in a rush), until `close`.
-        self._lasting = contextlib.ExitStack()
+        self.gradebook_work = GradebookWork() if persistent else None
 
     # -------------------------------------------------------------- stages
 
@@ -233,11 +228,10 @@ class Grader:
     def run(self, progress: Any = None, only: set[str] | None = None) -> Iterator[Outcome]:
         """Grade everything (`only`: what is in these student/assignment folders, e.g. what
         a service just collected); yields one Outcome per submission as it completes."""
-        if self.persistent:
-            if not SHARED_ENGINES:
-                self._lasting.enter_context(shared_gradebook_work())
-            fresh_connections()
-        with recording_caches(self.recording), references.stored_in(self.state / "references"):
+        with (
+            recording_caches(self.recording, self.gradebook_work),
+            references.stored_in(self.state / "references"),
+        ):
             yield from self._run(only)
 
     def _run(self, only: set[str] | None) -> Iterator[Outcome]:
@@ -307,7 +301,8 @@ class Grader:
                 worker.stop(now=True)  # idle fork servers: nothing to finish
             self._workers.clear()
             self._idle = queue.SimpleQueue()
-        self._lasting.close()
+        if self.gradebook_work is not None:
+            self.gradebook_work.close()
 
     def total(self) -> int:
         """How many submissions `run` will yield (for the progress bar); the next `run`

@@ -16,8 +16,9 @@ from nbgrader.api import Gradebook
 
 from autograder.grading import recording
 from autograder.grading.nbgrader_internals import (
+    ACTIVE,
     CHECKED_VERSIONS,
-    SHARED_ENGINES,
+    GradebookWork,
     UncheckedNbgrader,
     check_version,
     shared_gradebook_work,
@@ -73,8 +74,21 @@ def test_a_nested_sharing_leaves_the_outer_one_in_place() -> None:
         patched = nbgrader.api.create_engine
         with shared_gradebook_work():
             assert nbgrader.api.create_engine is patched
-        assert nbgrader.api.create_engine is patched and SHARED_ENGINES
-    assert not SHARED_ENGINES
+        assert nbgrader.api.create_engine is patched and ACTIVE
+    assert not ACTIVE
+
+
+def test_kept_work_keeps_its_engine_for_the_next_time(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    kept = GradebookWork()
+    with shared_gradebook_work(kept) as work:
+        assert work is kept
+        engine = nbgrader.api.create_engine(url)
+    assert kept.engines == {url: engine} and engine.pool.checkedin() == 0
+    with shared_gradebook_work(kept):
+        assert nbgrader.api.create_engine(url) is engine
+    kept.close()
+    assert not kept.engines
 
 
 @pytest.mark.processes  # forks
@@ -113,13 +127,14 @@ def test_a_lasting_grader_shares_the_gradebook_engine_across_runs_until_closed(
     from autograder.grading.runner import Grader
 
     course = Path(shutil.copytree(shared_autograded_course(tmp_path_factory), tmp_path / "c"))
+    url = str(load_config(course).CourseDirectory.db_url)
     original = nbgrader.api.create_engine
     grader = Grader(course, persistent=True)
+    assert grader.gradebook_work is not None
     assert all(o.status == "skipped" for o in grader.run())  # all graded already
-    shared = nbgrader.api.create_engine
-    assert shared is not original and SHARED_ENGINES
-    engine = shared(load_config(course).CourseDirectory.db_url)
+    engine = grader.gradebook_work.engines[url]
+    assert nbgrader.api.create_engine is original and not ACTIVE  # nothing patched between
     list(grader.run())
-    assert nbgrader.api.create_engine is shared and shared(engine.url) is engine
+    assert grader.gradebook_work.engines[url] is engine
     grader.close()
-    assert nbgrader.api.create_engine is original and not SHARED_ENGINES
+    assert not grader.gradebook_work.engines

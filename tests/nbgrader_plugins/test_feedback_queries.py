@@ -1,9 +1,11 @@
-"""Feedback pages read the gradebook in a few queries on one engine, and are the same pages.
+"""Feedback pages without repeated work are the same pages, byte for byte.
 
 `GetGradesAtOnce` (autograder/nbgrader_plugins/grades.py) stands in for nbgrader's GetGrades
-in the course config, and the feedback process shares one gradebook engine
-(`shared_gradebook_work`): every page of the sample class, every assignment, must be byte
-for byte the page nbgrader's own GetGrades gives, with far fewer statements.
+in the course config, the feedback process shares one gradebook engine
+(`shared_gradebook_work`), and `FeedbackExporter` makes nbconvert's BeautifulSoup pass
+without the tree (`accessible_html`): every page of the sample class, every assignment,
+must be the page nbgrader's own GetGrades and nbconvert's own HTMLExporter give, with far
+fewer statements, and without falling back to the tree.
 """
 
 from __future__ import annotations
@@ -19,12 +21,15 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from autograder.grading.nbgrader_internals import shared_gradebook_work
+from autograder.nbgrader_plugins import accessible_html
 from autograder.sandbox.workers import load_config
 
 pytestmark = pytest.mark.processes  # the graded course is made by `autograder grade`
 
 NBGRADER_GETGRADES = "nbgrader.preprocessors.GetGrades"
 AT_ONCE = "autograder.nbgrader_plugins.grades.GetGradesAtOnce"
+NBCONVERTS = "nbconvert.exporters.HTMLExporter"
+OURS = "autograder.nbgrader_plugins.feedback_exporter.FeedbackExporter"
 
 
 @pytest.fixture
@@ -62,15 +67,19 @@ def hand_ins(course: Path) -> list[tuple[str, str]]:
     )
 
 
-def pages(course: Path, first_preprocessor: str, shared: bool) -> dict[Path, bytes]:
+def pages(
+    course: Path, first_preprocessor: str, shared: bool, exporter: str = OURS
+) -> dict[Path, bytes]:
     """Every feedback page of the course, generated with `first_preprocessor` reading the
-    grades (the course config's other preprocessors after it)."""
+    grades (the course config's other preprocessors after it) and `exporter`."""
     from nbgrader.apps.api import NbGraderAPI
 
     config = load_config(course)
     listed = list(config.GenerateFeedback.preprocessors)
     assert listed[0] == AT_ONCE  # what the course config says
     config.GenerateFeedback.preprocessors = [first_preprocessor, *listed[1:]]
+    assert config.GenerateFeedback.exporter_class == OURS
+    config.GenerateFeedback.exporter_class = exporter
     api = NbGraderAPI(config=config)
     shutil.rmtree(course / "feedback", ignore_errors=True)
     with shared_gradebook_work() if shared else contextlib.nullcontext():
@@ -81,11 +90,20 @@ def pages(course: Path, first_preprocessor: str, shared: bool) -> dict[Path, byt
 
 
 def test_pages_are_nbgraders_own_byte_for_byte_in_far_fewer_statements(
-    course: Path, statements: Statements
+    course: Path, statements: Statements, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    nbgraders = pages(course, NBGRADER_GETGRADES, shared=False)
+    nbgraders = pages(course, NBGRADER_GETGRADES, shared=False, exporter=NBCONVERTS)
     nbgrader_statements, statements.count = statements.count, 0
+    through_the_tree: list[str] = []
+    soup_pass = accessible_html.soup_pass
+
+    def counted_soup_pass(html: str) -> tuple[str, int]:
+        through_the_tree.append(html)
+        return soup_pass(html)
+
+    monkeypatch.setattr(accessible_html, "soup_pass", counted_soup_pass)
     ours = pages(course, AT_ONCE, shared=True)
+    assert not through_the_tree, "a sample page fell back to BeautifulSoup's pass"
     assert len(nbgraders) == len(hand_ins(course)) >= 20
     assert ours == nbgraders
     assert statements.count * 3 < nbgrader_statements, (statements.count, nbgrader_statements)
