@@ -365,6 +365,9 @@ class Recorder:
         config = copy.deepcopy(self.config)
         config.CourseDirectory.assignment_id = sub.assignment
         config.CourseDirectory.student_id = sub.student
+        # nbconvert validates the notebook after each preprocessor; once, after the last,
+        # still refuses an invalid one before anything is written (nbconvert's option)
+        config.Exporter.optimistic_validation = True
         coursedir = CourseDirectory(config=config)
         converter = Autograde(coursedir=coursedir, config=config)
         target = Path(

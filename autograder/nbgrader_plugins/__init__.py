@@ -3,6 +3,7 @@
 `export`: `nbgrader export` of released assignments only; `lms`: LMS file names for
 `nbgrader zip_collect`; `lateness`: how late a hand-in was, decided here for the service,
 the report and the feedback page (`NoteLateness`); `manual`: honest scores of written
-answers on feedback pages; `feedback_exporter`: nbconvert's HTML exporter with its
-templates compiled once a process (`templates/`).
+answers on feedback pages; `grades`: nbgrader's GetGrades in two queries a page;
+`feedback_exporter`: nbconvert's HTML exporter with its templates compiled once a process
+(`templates/`) and its BeautifulSoup pass made without the tree (`accessible_html`).
 """

@@ -26,6 +26,7 @@ import nbconvert
 from nbconvert.exporters import HTMLExporter, TemplateExporter
 from nbconvert.filters.highlight import Highlight2HTML
 from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+from traitlets import default
 
 from autograder.nbgrader_plugins.accessible_html import accessible
 
@@ -55,6 +56,12 @@ COMPILED = MemoryBytecodeCache()
 
 class FeedbackExporter(HTMLExporter):
     """nbconvert's HTMLExporter whose Jinja environment shares `COMPILED`."""
+
+    @default("optimistic_validation")
+    def _validate_once(self) -> bool:
+        """The page's notebook validated once, after the last preprocessor (nbconvert's
+        option; by default it validates after each)."""
+        return True
 
     def _create_environment(self) -> Any:
         environment = super()._create_environment()
