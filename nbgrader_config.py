@@ -35,7 +35,7 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # graded yet or changed since it was graded (autograder/nbgrader_plugins/manual.py); it
 # states the learner's problem where the exercise varies per learner (problem.py).
 c.GenerateFeedback.preprocessors = [
-    "nbgrader.preprocessors.GetGrades",
+    "autograder.nbgrader_plugins.grades.GetGradesAtOnce",  # nbgrader's GetGrades, 2 queries
     "autograder.nbgrader_plugins.manual.ManualGrades",
     "autograder.nbgrader_plugins.problem.NoteProblem",  # the learner's own structure, if it varies
     "autograder.nbgrader_plugins.lateness.NoteLateness",  # how late, when it was (any penalty)

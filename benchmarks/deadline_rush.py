@@ -7,7 +7,10 @@ students (s000, s001, ..., in the gradebook) each hand in once, evenly spread ov
 the notebooks, then `timestamp.txt`, then `submission_secret.txt`; running `nbgrader
 submit` itself 200 times in a minute would need more cores than it measures). Each
 student's notebook is one of the sample class's profiles answered with that student's own
-numbers, so each score is checked. Prints p50/p95/max seconds from each hand-in (its last
+numbers, so each score is checked. Prints the CPU seconds a hand-in cost the service's own
+processes (the grader, its sandboxed workers, the feedback processes and every child they
+reaped: other engineers' work on a shared machine is not counted, unlike the machine's
+busy cores, also printed), p50/p95/max seconds from each hand-in (its last
 file written) to the service's `graded` line and to its `feedback ... released` line, and
 how many hand-ins were lost (never graded, or graded with an unexpected score).
 Goal: p95 under 10 s from hand-in to graded and to feedback released. Exit 0 when both are
@@ -134,17 +137,40 @@ def place_hand_ins(inbound: Path, notebooks: dict[str, Path]) -> None:
 
 def cpu_seconds(pid: int) -> float:
     """CPU seconds used so far by process `pid` and every process under it."""
+    return sum(cpu_parts(pid).values())
+
+
+def cpu_parts(pid: int) -> dict[str, float]:
+    """CPU seconds used so far by process `pid` and every process under it (and every
+    child they reaped), by part: the process itself, and each kind of child under it
+    (sandboxed workers, feedback processes)."""
     import psutil
 
     root = psutil.Process(pid)
-    total = 0.0
-    for process in [root, *root.children(recursive=True)]:
+    parts: dict[str, float] = {}
+    for child in [root, *root.children()]:
         try:
-            times = process.cpu_times()
+            command = " ".join(child.cmdline())
+            tree = [child] if child is root else [child, *child.children(recursive=True)]
         except psutil.NoSuchProcess:
             continue
-        total += times.user + times.system + times.children_user + times.children_system
-    return total
+        part = (
+            "the service itself"
+            if child is root
+            else "feedback processes"
+            if "release_feedback" in command
+            else "sandboxed workers"
+            if "sandbox" in command or "bwrap" in command
+            else "other children"
+        )
+        for process in tree:
+            try:
+                times = process.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            used = times.user + times.system + times.children_user + times.children_system
+            parts[part] = parts.get(part, 0.0) + used
+    return parts
 
 
 def profile(count: int, root: Path) -> None:
@@ -296,6 +322,7 @@ def main() -> int:
         start = time.perf_counter()
         load_at_start = os.getloadavg()[0]
         cpu_at_start = cpu_times()
+        service_cpu = cpu_parts(service.pid)
         try:
             for i, student in enumerate(students):
                 drain(start + i * args.within / len(students))
@@ -307,6 +334,10 @@ def main() -> int:
                 drain(min(deadline, time.perf_counter() + 1.0))
             rush = time.perf_counter() - start
             busy, idle, stolen = (b - a for a, b in zip(cpu_at_start, cpu_times(), strict=True))
+            service_cpu = {
+                part: used - service_cpu.get(part, 0.0)
+                for part, used in cpu_parts(service.pid).items()
+            }
         finally:
             service.send_signal(signal.SIGTERM)
             service.wait(timeout=120)
@@ -323,6 +354,13 @@ def main() -> int:
         f"the machine over those {rush:.0f} s, to the last feedback: {busy / rush:.2f} of "
         f"{os.cpu_count()} cores busy ({busy / len(students):.2f} CPU-s a hand-in), "
         f"{idle / rush:.2f} idle, {stolen / rush:.2f} taken by the hypervisor"
+    )
+    used = sum(service_cpu.values())
+    print(
+        f"the service's own processes (grader, workers, feedback; not the rest of the "
+        f"machine): {used:.1f} CPU-s, {used / len(students):.3f} CPU-s a hand-in ("
+        + ", ".join(f"{part} {v / len(students):.3f}" for part, v in service_cpu.items())
+        + ")"
     )
     print(f"hand-in to graded:           {percentiles(to_graded)}  (goal: p95 under {GOAL:g} s)")
     print(f"hand-in to feedback released: {percentiles(to_released)}  (goal: the same)")

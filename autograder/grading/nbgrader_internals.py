@@ -7,7 +7,10 @@ plugins named in the config) is used everywhere; what is not public is used only
   `api.inspect`, the metadata's `create_all` and the metadata format's `jsonschema` are
   replaced by versions that do once what nbgrader does for every Gradebook it opens and
   every cell it checks (one engine and its connections; tables created and listed once;
-  the cell-metadata schema checked once). Results are unchanged.
+  the cell-metadata schema checked once; kept across a service's runs in a
+  `GradebookWork`). Results are unchanged. A process forked meanwhile (the feedback
+  process's renderer) opens its own connections to the same engines
+  (`fresh_connections_in_child`), as SQLAlchemy advises.
 - `Recorder.record` (`autograder.grading.recording`) sets an `Autograde` converter's
   `sanitize_preprocessors` and `autograde_preprocessors` to preprocessor *instances* made
   with the grading run: nbgrader 0.9 registers each item of those lists as it is, for
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -46,21 +50,68 @@ def check_version(version: str | None = None) -> None:
         )
 
 
+class GradebookWork:
+    """What `shared_gradebook_work` computes once: the engine of each database (by URL),
+    the tables of each engine, the metadata schema's validators. A lasting service keeps
+    one from run to run (`shared_gradebook_work(kept)`), so its small runs in a rush do not
+    start again with new engines and an empty statement cache."""
+
+    def __init__(self) -> None:
+        self.engines: dict[str, Any] = {}
+        self.tables: dict[int, list[str]] = {}  # id(engine) -> its tables, created once
+        self.validators: dict[str, Any] = {}
+
+    def fresh_connections(self, close: bool = True) -> None:
+        """Drop every engine's pooled connections (the next Gradebook opens new ones; what
+        each engine compiled and learned about its tables stays): a lasting service's run
+        starts so, as a server restarted since the last run leaves them stale. `close`
+        False: in a forked child, leave the parent's connections open for the parent."""
+        for engine in self.engines.values():
+            type(engine).dispose(engine, close=close)
+
+    def close(self) -> None:
+        """Close every engine's connections and forget all of it."""
+        self.fresh_connections()
+        self.engines.clear()
+        self.tables.clear()
+        self.validators.clear()
+
+
+ACTIVE: list[GradebookWork] = []
+"""The work of the `shared_gradebook_work` open now (at most one)."""
+
+
+def fresh_connections_in_child() -> None:
+    """In a child just forked: each shared engine drops (without closing) the parent's
+    pooled connections, so the child never uses a connection the parent also uses, as
+    SQLAlchemy advises; what the engine compiled and learned about the tables stays."""
+    for work in ACTIVE:
+        work.fresh_connections(close=False)
+
+
+os.register_at_fork(after_in_child=fresh_connections_in_child)
+
+
 @contextlib.contextmanager
-def shared_gradebook_work() -> Iterator[None]:
+def shared_gradebook_work(kept: GradebookWork | None = None) -> Iterator[GradebookWork]:
     """Meanwhile, every nbgrader Gradebook shares one SQLAlchemy engine per database
     (nbgrader opens a new one, with an empty statement cache, many times per notebook,
     and closing one disposed of every connection), creates and lists its tables once per
-    run and database, and the cell-metadata check validates its schema once (not once
-    per cell) and raises the same best-matching error."""
+    database, and the cell-metadata check validates its schema once (not once per cell)
+    and raises the same best-matching error. What it computed is `kept`'s when given (for
+    the next time; only its connections are closed at the end), else forgotten at the end.
+    Nested in another, it is the outer one."""
+    if ACTIVE:
+        yield ACTIVE[-1]
+        return
     check_version()
     import jsonschema
     import nbgrader.api
     import nbgrader.nbgraderformat.common as metadata_format
 
+    work = kept if kept is not None else GradebookWork()
     create_engine = nbgrader.api.create_engine
-    engines: dict[str, Any] = {}
-    validators: dict[str, Any] = {}
+    engines, tables, validators = work.engines, work.tables, work.validators
 
     def cached_engine(url: Any, *args: Any, **kwargs: Any) -> Any:
         key = str(url)
@@ -72,7 +123,6 @@ def shared_gradebook_work() -> Iterator[None]:
 
     metadata = nbgrader.api.Base.metadata
     inspect = nbgrader.api.inspect
-    tables: dict[int, list[str]] = {}  # id(engine) -> its tables, created once per run
 
     def create_all(bind: Any, *args: Any, **kwargs: Any) -> None:
         if id(bind) not in tables:
@@ -109,12 +159,15 @@ def shared_gradebook_work() -> Iterator[None]:
     nbgrader.api.inspect = CachedInspector
     metadata.create_all = create_all
     metadata_format.jsonschema = CachedSchemas()
+    ACTIVE.append(work)
     try:
-        yield
+        yield work
     finally:
+        ACTIVE.remove(work)
         nbgrader.api.create_engine = create_engine
         nbgrader.api.inspect = inspect
         vars(metadata).pop("create_all", None)
         metadata_format.jsonschema = jsonschema
-        for engine in engines.values():
-            type(engine).dispose(engine)
+        work.fresh_connections()  # none left open between runs
+        if kept is None:
+            work.close()

@@ -45,6 +45,7 @@ from autograder.grading import trusted
 from autograder.grading.budgets import Budgets
 from autograder.grading.inert import safe_count, safe_output
 from autograder.grading.manual_review import ManualReview
+from autograder.grading.nbgrader_internals import GradebookWork
 from autograder.grading.submissions import SubmissionError
 from autograder.grading.work import PreparedNotebook, Submission
 from autograder.sandbox.settings import STATE_DIR
@@ -103,16 +104,19 @@ class RecordingRun:
 
 
 @contextlib.contextmanager
-def recording_caches(run: RecordingRun) -> Iterator[RecordingRun]:
+def recording_caches(
+    run: RecordingRun, kept: GradebookWork | None = None
+) -> Iterator[RecordingRun]:
     """Within one grading run, compute once what nbgrader computes again and again
     (`nbgrader_internals.shared_gradebook_work`), and read the instructor's cells once
     (`run`). None of these changes a query's or a check's result, only what is done twice.
+    `kept`: the gradebook work a lasting grader keeps from one run to the next.
     (And nbgrader's harmless SQLAlchemy warnings on a regrade are kept off the output.)"""
     from autograder.grading.nbgrader_internals import shared_gradebook_work
 
     run.instructor_cells = {}
     try:
-        with shared_gradebook_work(), warnings.catch_warnings():
+        with shared_gradebook_work(kept), warnings.catch_warnings():
             # nbgrader's regrade path warns on every notebook that SQLAlchemy will not
             # cascade an object it removed itself: harmless, and it buried the real output.
             warnings.filterwarnings(
@@ -361,6 +365,9 @@ class Recorder:
         config = copy.deepcopy(self.config)
         config.CourseDirectory.assignment_id = sub.assignment
         config.CourseDirectory.student_id = sub.student
+        # nbconvert validates the notebook after each preprocessor; once, after the last,
+        # still refuses an invalid one before anything is written (nbconvert's option)
+        config.Exporter.optimistic_validation = True
         coursedir = CourseDirectory(config=config)
         converter = Autograde(coursedir=coursedir, config=config)
         target = Path(

@@ -41,6 +41,7 @@ from autograder.diagnosis import references
 from autograder.grading import diagnoses, trusted
 from autograder.grading.budgets import Budgets
 from autograder.grading.discovery import Discovery
+from autograder.grading.nbgrader_internals import GradebookWork
 from autograder.grading.preparation import Preparation
 from autograder.grading.recording import (
     Recorder,
@@ -121,6 +122,9 @@ class Grader:
             self._idle.put(worker)
         self.stop_requested = threading.Event()  # set on Ctrl-C: finish the current record
         self._pool: ThreadPoolExecutor | None = None
+        # A persistent grader's gradebook engines, tables and compiled statements last
+        # from one run to the next (its runs are small in a rush), until `close`.
+        self.gradebook_work = GradebookWork() if persistent else None
 
     # -------------------------------------------------------------- stages
 
@@ -225,7 +229,10 @@ class Grader:
     def run(self, progress: Any = None, only: set[str] | None = None) -> Iterator[Outcome]:
         """Grade everything (`only`: what is in these student/assignment folders, e.g. what
         a service just collected); yields one Outcome per submission as it completes."""
-        with recording_caches(self.recording), references.stored_in(self.state / "references"):
+        with (
+            recording_caches(self.recording, self.gradebook_work),
+            references.stored_in(self.state / "references"),
+        ):
             yield from self._run(only)
 
     def _run(self, only: set[str] | None) -> Iterator[Outcome]:
@@ -295,6 +302,8 @@ class Grader:
                 worker.stop(now=True)  # idle fork servers: nothing to finish
             self._workers.clear()
             self._idle = queue.SimpleQueue()
+        if self.gradebook_work is not None:
+            self.gradebook_work.close()
 
     def total(self) -> int:
         """How many submissions `run` will yield (for the progress bar); the next `run`

@@ -8,6 +8,11 @@ keys it by template and checks each entry against the template's source, so the 
 the same and a template edited on disk is compiled afresh. The cache holds one entry per
 template file (a fixed handful), never learner content.
 
+Its last pass, BeautifulSoup's (alt text, focusable cells), is made without building a tree
+where the page allows (`accessible_html`): the same bytes, checked against nbconvert's own
+pass. It follows nbconvert's `HTMLExporter.from_notebook_node` of the versions in
+CHECKED_NBCONVERT; with another nbconvert, nbconvert's own method runs unchanged.
+
 `warm_up(config)` compiles every template `GenerateFeedback` would use, so a process that
 forks a child per learner (`release_feedback`) hands every child the compiled templates.
 """
@@ -17,7 +22,15 @@ from __future__ import annotations
 from typing import Any
 
 import jinja2
-from nbconvert.exporters import HTMLExporter
+import nbconvert
+from nbconvert.exporters import HTMLExporter, TemplateExporter
+from nbconvert.filters.highlight import Highlight2HTML
+from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+from traitlets import default
+
+from autograder.nbgrader_plugins.accessible_html import accessible
+
+CHECKED_NBCONVERT = ("7.17.2",)
 
 
 class MemoryBytecodeCache(jinja2.BytecodeCache):
@@ -44,10 +57,37 @@ COMPILED = MemoryBytecodeCache()
 class FeedbackExporter(HTMLExporter):
     """nbconvert's HTMLExporter whose Jinja environment shares `COMPILED`."""
 
+    @default("optimistic_validation")
+    def _validate_once(self) -> bool:
+        """The page's notebook validated once, after the last preprocessor (nbconvert's
+        option; by default it validates after each)."""
+        return True
+
     def _create_environment(self) -> Any:
         environment = super()._create_environment()
         environment.bytecode_cache = COMPILED
         return environment
+
+    def from_notebook_node(  # type: ignore[override]
+        self, nb: Any, resources: dict[str, Any] | None = None, **kw: Any
+    ) -> tuple[str, dict[str, Any]]:
+        """nbconvert's `HTMLExporter.from_notebook_node`, its last pass by `accessible`."""
+        if nbconvert.__version__ not in CHECKED_NBCONVERT:
+            page: tuple[str, dict[str, Any]] = super().from_notebook_node(nb, resources, **kw)
+            return page
+        langinfo = nb.metadata.get("language_info", {})
+        lexer = langinfo.get("pygments_lexer", langinfo.get("name", None))
+        highlight_code = self.filters.get(
+            "highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self)
+        )
+        resources = self._init_resources(resources)
+        filter_data_type = WidgetsDataTypeFilter(
+            notebook_metadata=self._nb_metadata, parent=self, resources=resources
+        )
+        self.register_filter("highlight_code", highlight_code)
+        self.register_filter("filter_data_type", filter_data_type)
+        html, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+        return accessible(html, self.log), resources
 
 
 def warm_up(config: Any) -> int:

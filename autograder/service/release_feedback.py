@@ -7,14 +7,19 @@ learner, through `NbGraderAPI` as formgrader does, checks that every page is in 
 where `nbgrader fetch_feedback` looks, and answers one line: `{"ok": true, "pages": N}` or
 `{"ok": false, "reason": "..."}`. Each learner's feedback then costs its own work, not two
 nbgrader start-ups nor a compilation of nbconvert's templates (compiled once, at start:
-`feedback_exporter.warm_up`). Rendering runs in a child forked from this warm process and is killed
-past `Budgets.max_render_seconds`: one slow notebook is that learner's failure, never a
-stalled queue. The process runs at a lower CPU priority (`NICENESS`) than the grading
-service: on a machine of few cores, in a rush of hand-ins, grading goes first and feedback
-uses what is left, so it can fall behind but never holds grading back."""
+`feedback_exporter.warm_up`), nor a new gradebook engine for each query: the process shares
+one (`nbgrader_internals.shared_gradebook_work`, made before the first learner, so every
+child starts with its tables checked). Rendering runs in a child forked from this warm
+process (`Renderer`: one child renders learner after learner, warm) and is killed past
+`Budgets.max_render_seconds`: one slow notebook is that learner's failure, never a
+stalled queue. The process runs at a lower CPU priority
+(`NICENESS`) than the grading service: on a machine of few cores, in a rush of hand-ins,
+grading goes first and feedback uses what is left, so it can fall behind but never holds
+grading back."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -49,45 +54,101 @@ def released_pages(coursedir: Any, outbound: Path, assignment: str, student: str
     return len(pages)
 
 
+RENDERS_PER_CHILD = 200
+"""Requests a renderer child answers before a fresh one is forked (none grows for long)."""
+
+
+class Renderer:
+    """A child forked from this warm process that runs `work(request)` for one request after
+    another, each within its budget: what a page warms (lexers, regular expressions, the
+    gradebook's compiled statements) stays warm for the next learner, where a child per
+    learner began cold each time (about 0.2 CPU-s a page). A request past its budget, or a
+    child that dies, is that request's FeedbackError, the child killed; the next request
+    forks a fresh one from the warm parent, as does every RENDERS_PER_CHILD-th."""
+
+    def __init__(self, work: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        self.work = work
+        self.pid: int | None = None
+        self.to_child = self.from_child = -1
+        self.answered = 0
+
+    def _fork(self) -> None:
+        requests_read, requests_write = os.pipe()
+        answers_read, answers_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: answer each request line, never return
+            os.close(requests_write)
+            os.close(answers_read)
+            try:
+                self._serve(requests_read, answers_write)
+            finally:
+                os._exit(0)
+        os.close(requests_read)
+        os.close(answers_write)
+        self.pid, self.to_child, self.from_child = pid, requests_write, answers_read
+        self.answered = 0
+
+    def _serve(self, requests_fd: int, answers_fd: int) -> None:
+        with os.fdopen(requests_fd, "rb") as requests, os.fdopen(answers_fd, "wb", 0) as answers:
+            for line in requests:
+                try:
+                    result = json.dumps(self.work(json.loads(line)))
+                except BaseException as error:  # reported to the parent, whatever it was
+                    error_text = f"{type(error).__name__}: {error}"
+                    result = json.dumps({"success": False, "error": error_text})
+                answers.write(result.encode() + b"\n")
+
+    def ask(self, request: dict[str, Any], seconds: float) -> dict[str, Any]:
+        """The child's answer to `request` (FeedbackError past `seconds`, or if it died)."""
+        if self.pid is None:
+            self._fork()
+        os.write(self.to_child, json.dumps(request).encode() + b"\n")
+        chunks: list[bytes] = []
+        deadline = time.monotonic() + seconds
+        while not chunks or not chunks[-1].endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.stop()
+                raise FeedbackError(
+                    f"rendering took over {seconds:g} s, the budget (c.Budgets.max_render_seconds)"
+                )
+            ready, _, _ = select.select([self.from_child], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self.from_child, 1 << 16)
+            if not chunk:
+                self.stop()
+                raise FeedbackError("the rendering process ended without an answer")
+            chunks.append(chunk)
+        self.answered += 1
+        if self.answered >= RENDERS_PER_CHILD:
+            self.stop()
+        try:
+            answer: dict[str, Any] = json.loads(b"".join(chunks))
+        except ValueError:
+            raise FeedbackError("the rendering process gave no answer it could read") from None
+        return answer
+
+    def stop(self) -> None:
+        """End the child (idle, or past its budget) and reap it."""
+        if self.pid is None:
+            return
+        os.close(self.to_child)
+        os.close(self.from_child)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        self.pid = None
+
+
 def within_budget(seconds: float, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """`work()`'s JSON result, computed in a forked child that is killed after `seconds`
     (FeedbackError saying so); the child's crash is reported the same way."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: do the work, send its result, never return
-        os.close(read_end)
-        try:
-            result = json.dumps(work())
-        except BaseException as error:  # reported to the parent, whatever it was
-            result = json.dumps({"success": False, "error": f"{type(error).__name__}: {error}"})
-        with os.fdopen(write_end, "w") as pipe:
-            pipe.write(result)
-        os._exit(0)
-    os.close(write_end)
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + seconds
+    renderer = Renderer(lambda request: work())
     try:
-        while (left := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select([read_end], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(read_end, 1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        else:
-            os.kill(pid, signal.SIGKILL)
-            raise FeedbackError(
-                f"rendering took over {seconds:g} s, the budget (c.Budgets.max_render_seconds)"
-            )
+        return renderer.ask({}, seconds)
     finally:
-        os.close(read_end)
-        os.waitpid(pid, 0)
-    try:
-        answer: dict[str, Any] = json.loads(b"".join(chunks))
-    except ValueError:
-        raise FeedbackError("the rendering process ended without an answer") from None
-    return answer
+        renderer.stop()
 
 
 def failure(step: str, result: dict[str, Any]) -> FeedbackError:
@@ -101,6 +162,7 @@ class Releaser:
     """nbgrader's feedback commands for one course, loaded once."""
 
     def __init__(self, course: Path) -> None:
+        from nbgrader.api import Gradebook
         from nbgrader.apps.api import NbGraderAPI
 
         from autograder.grading.budgets import Budgets
@@ -114,13 +176,20 @@ class Releaser:
         self.coursedir = exchange.coursedir
         self.outbound = exchange.inbound.parent / "feedback"
         self.api = NbGraderAPI(coursedir=self.coursedir, config=config)
-        warm_up(config)  # every learner's forked child starts with the compiled templates
+        warm_up(config)  # every renderer child starts with the compiled templates
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id):
+            pass  # its engine made and its tables checked once, before the first child
+        self.renderer = Renderer(self._generate)
+
+    def _generate(self, request: dict[str, Any]) -> dict[str, Any]:
+        """nbgrader's generate_feedback for one learner (in the renderer child)."""
+        api = self.api
+        return dict(api.generate_feedback(request["assignment"], request["student"], force=True))
 
     def release(self, assignment: str, student: str) -> int:
         """Generate and release one learner's feedback; the pages released."""
-        result = within_budget(
-            self.render_seconds,
-            lambda: dict(self.api.generate_feedback(assignment, student, force=True)),
+        result = self.renderer.ask(
+            {"assignment": assignment, "student": student}, self.render_seconds
         )
         if not result.get("success"):
             raise failure("generate_feedback", result)
@@ -131,10 +200,22 @@ class Releaser:
 
 
 def main() -> int:
+    from autograder.grading.nbgrader_internals import shared_gradebook_work
+
     os.nice(NICENESS)
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
     sys.stdout = sys.stderr  # anything nbgrader prints stays off the answers
-    releaser = Releaser(Path(sys.argv[1]).resolve())
+    with shared_gradebook_work():
+        releaser = Releaser(Path(sys.argv[1]).resolve())
+        try:
+            serve_requests(releaser, answers)
+        finally:
+            releaser.renderer.stop()
+    return 0
+
+
+def serve_requests(releaser: Releaser, answers: Any) -> None:
+    """Answer each request line on stdin on `answers`, until stdin ends."""
     answers.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:
         request = json.loads(line)
@@ -147,7 +228,6 @@ def main() -> int:
         else:
             answer = {"ok": True, "pages": pages}
         answers.write(json.dumps(answer) + "\n")
-    return 0
 
 
 if __name__ == "__main__":

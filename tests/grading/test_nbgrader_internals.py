@@ -3,18 +3,27 @@ a grading run's state reaches nbgrader's preprocessors only through the run's ob
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+from pathlib import Path
+
 import nbgrader
 import nbgrader.api
 import nbgrader.nbgraderformat.common as metadata_format
 import pytest
+from nbgrader.api import Gradebook
 
 from autograder.grading import recording
 from autograder.grading.nbgrader_internals import (
+    ACTIVE,
     CHECKED_VERSIONS,
+    GradebookWork,
     UncheckedNbgrader,
     check_version,
     shared_gradebook_work,
 )
+from autograder.sandbox.workers import load_config
 
 
 def test_the_installed_nbgrader_is_one_the_internals_were_checked_against() -> None:
@@ -58,3 +67,74 @@ def test_instructor_cells_are_kept_only_within_a_run() -> None:
     with recording.recording_caches(run) as same:
         assert same is run and run.instructor_cells == {}
     assert run.instructor_cells is None
+
+
+def test_a_nested_sharing_leaves_the_outer_one_in_place() -> None:
+    with shared_gradebook_work():
+        patched = nbgrader.api.create_engine
+        with shared_gradebook_work():
+            assert nbgrader.api.create_engine is patched
+        assert nbgrader.api.create_engine is patched and ACTIVE
+    assert not ACTIVE
+
+
+def test_kept_work_keeps_its_engine_for_the_next_time(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    kept = GradebookWork()
+    with shared_gradebook_work(kept) as work:
+        assert work is kept
+        engine = nbgrader.api.create_engine(url)
+    assert kept.engines == {url: engine} and engine.pool.checkedin() == 0
+    with shared_gradebook_work(kept):
+        assert nbgrader.api.create_engine(url) is engine
+    kept.close()
+    assert not kept.engines
+
+
+@pytest.mark.processes  # forks
+def test_a_child_forked_meanwhile_opens_its_own_connections(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = str(Path(sys.executable).parent)  # nbgrader runs `alembic` by name
+    monkeypatch.setenv("PATH", bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with shared_gradebook_work():
+        with Gradebook(url, "course") as gb:
+            gb.update_or_create_student("ada")
+        engine = nbgrader.api.create_engine(url)
+        parents = engine.pool
+        assert parents.checkedin() == 1  # the parent's connection, kept in its pool
+        pid = os.fork()
+        if pid == 0:  # the child: a pool of its own, the same engine, the same data
+            code = 1
+            try:
+                fresh = engine.pool is not parents and engine.pool.checkedin() == 0
+                with Gradebook(url, "course") as gb:
+                    code = 0 if fresh and gb.find_student("ada").id == "ada" else 1
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert engine.pool is parents and parents.checkedin() == 1
+
+
+@pytest.mark.processes  # the graded course is made by `autograder grade`
+def test_a_lasting_grader_shares_the_gradebook_engine_across_runs_until_closed(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    from nbgrader_course import shared_autograded_course
+
+    from autograder.grading.runner import Grader
+
+    course = Path(shutil.copytree(shared_autograded_course(tmp_path_factory), tmp_path / "c"))
+    url = str(load_config(course).CourseDirectory.db_url)
+    original = nbgrader.api.create_engine
+    grader = Grader(course, persistent=True)
+    assert grader.gradebook_work is not None
+    assert all(o.status == "skipped" for o in grader.run())  # all graded already
+    engine = grader.gradebook_work.engines[url]
+    assert nbgrader.api.create_engine is original and not ACTIVE  # nothing patched between
+    list(grader.run())
+    assert grader.gradebook_work.engines[url] is engine
+    grader.close()
+    assert not grader.gradebook_work.engines

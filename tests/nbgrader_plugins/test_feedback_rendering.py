@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from typing import Any
 
 import nbformat
 import pytest
@@ -24,7 +25,8 @@ from autograder.grading.inert import (
     inert_raw,
     make_inert,
 )
-from autograder.service.release_feedback import FeedbackError, within_budget
+from autograder.service import release_feedback
+from autograder.service.release_feedback import FeedbackError, Renderer, within_budget
 from tests.browser.test_inert_in_browser import LINK_TRICKS
 
 CODE = "import math\ndef slope(x):\n    return 2 * x\n"
@@ -127,3 +129,36 @@ def test_markdown_past_the_render_budget_is_kept_as_text() -> None:
     assert markdown2html_mistune(nb.cells[0].source).strip() == nb.cells[0].source
     kinds = ["<pre" if c.source.startswith("<pre") else "<div" for c in nb.cells[1:]]
     assert kinds == ["<div"] * 7 + ["<pre"]  # 7 x 14 KB fit in the notebook's 100 KB
+
+
+@pytest.mark.processes
+def test_one_renderer_child_answers_learner_after_learner_until_one_overruns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What a page warms stays warm in the child; a request past its budget is that
+    request's failure, and the next one gets a fresh child; none serves forever."""
+    served: list[str] = []  # grows in the child only
+
+    def work(request: dict[str, Any]) -> dict[str, Any]:
+        if request.get("slow"):
+            time.sleep(60)
+        served.append(request["student"])
+        return {"pid": os.getpid(), "served": list(served)}
+
+    renderer = Renderer(work)
+    try:
+        first = renderer.ask({"student": "ada"}, 30.0)
+        second = renderer.ask({"student": "ben"}, 30.0)
+        assert first["pid"] == second["pid"] != os.getpid()
+        assert second["served"] == ["ada", "ben"] and not served
+        with pytest.raises(FeedbackError, match="over 1 s, the budget"):
+            renderer.ask({"student": "dee", "slow": True}, 1.0)
+        fresh = renderer.ask({"student": "eve"}, 30.0)
+        assert fresh["pid"] != first["pid"] and fresh["served"] == ["eve"]
+        monkeypatch.setattr(release_feedback, "RENDERS_PER_CHILD", 2)
+        assert renderer.ask({"student": "fay"}, 30.0)["pid"] == fresh["pid"]
+        assert renderer.pid is None  # retired after its second answer
+        assert renderer.ask({"student": "gus"}, 30.0)["served"] == ["gus"]
+    finally:
+        renderer.stop()
+    assert renderer.pid is None
