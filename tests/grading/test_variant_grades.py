@@ -23,7 +23,13 @@ import pytest
 from courses import make_course
 from nbgrader_course import AUTOGRADE_SEED
 
-from autograder.core.givens import COURSE_ID, Site, create_secret, read_secret
+from autograder.core.givens import (
+    COURSE_ID,
+    SECRET_FILE,
+    Site,
+    create_secret,
+    read_secret,
+)
 from autograder.core.spec import CODE_KINDS
 from autograder.diagnosis.byhand import read_hand_answers
 from autograder.diagnosis.fresh_points import NUMERIC
@@ -102,9 +108,13 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> GradedClass:
     students also hand in an exercise with one structure."""
     root = tmp_path_factory.mktemp("variants")
     course = make_course(root / "course", VARIED + ONE_STRUCTURE)
-    create_secret(course)
-    site = Site(COURSE_ID, read_secret(course))
-    problems = {(s, n): learner_problem(n, s, site) for s in STUDENTS for n in SPECS}
+    while True:  # a secret under which the copiers (even students) draw several structures
+        create_secret(course)
+        site = Site(COURSE_ID, read_secret(course))
+        problems = {(s, n): learner_problem(n, s, site) for s in STUDENTS for n in SPECS}
+        if all(len({problems[s, n] for s in STUDENTS[::2]}) > 1 for n in VARIED):
+            break
+        (course / SECRET_FILE).unlink()
     for index, student in enumerate(STUDENTS):
         for name in VARIED:
             _hand_in(course, student, name, problems[student, name] if index % 2 else name)
