@@ -11,12 +11,14 @@ the search, so the needles themselves are never in its memory in plain form.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -221,6 +223,10 @@ def v2_base() -> Iterator[Path]:
     if mount is None or os.geteuid() != 0:
         pytest.fail("needs a cgroup v2 hierarchy and root (to delegate a subtree)")
     root_control = mount / "cgroup.subtree_control"
+    # One test at a time holds the root's hugetlb: two xdist workers' fixtures overlapping
+    # let the first to finish take it away from the other (ENOENT on its subtree_control).
+    lock = open(Path(tempfile.gettempdir()) / "autograder-test-v2-hugetlb.lock", "w")  # noqa: SIM115
+    fcntl.flock(lock, fcntl.LOCK_EX)
     had_hugetlb = "hugetlb" in root_control.read_text().split()
     base = mount / f"autograder-test-{secrets.token_hex(4)}"
     base.mkdir()
@@ -235,6 +241,7 @@ def v2_base() -> Iterator[Path]:
         with_retries(base.rmdir)
         if not had_hugetlb:
             root_control.write_text("-hugetlb")
+        lock.close()  # releases the lock
 
 
 def with_retries(action: Callable[[], object]) -> None:
