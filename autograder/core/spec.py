@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -143,6 +144,45 @@ class Structure:
         """What the words state, as (node, Python arithmetic over the givens) pairs: the
         tests check each against the program's node for many learners."""
         raise NotImplementedError
+
+
+def fraction_python(k: Fraction) -> str:
+    """A fraction as Python arithmetic: 2, 1 / 2, 3 / 2."""
+    return str(k.numerator) if k.denominator == 1 else f"{k.numerator} / {k.denominator}"
+
+
+def scaled_python(k: Fraction, term: str) -> str:
+    """k × `term` (a bracketed or atomic term) as Python arithmetic: 3 * x**2 / 2."""
+    scaled = term if k.numerator == 1 else f"{k.numerator} * {term}"
+    return scaled if k.denominator == 1 else f"{scaled} / {k.denominator}"
+
+
+def scaled_math(k: Fraction, term: str) -> str:
+    """k × `term` in math: 2(w·x + b), (a − y)²/2, 3x²/2."""
+    scaled = term if k.numerator == 1 else f"{k.numerator}{term}"
+    return scaled if k.denominator == 1 else f"{scaled}/{k.denominator}"
+
+
+class ScaledSquare:
+    """A structure with one square scaled by top/bottom (a frozen dataclass with the int
+    fields `top` and `bottom`): its scale, and the square's slope's multiple."""
+
+    top: int
+    bottom: int
+
+    @property
+    def scale(self) -> Fraction:
+        return Fraction(self.top, self.bottom)
+
+    def scale_tag(self, prefix: str) -> str:
+        """The scale in a structure's tag: c3, c3_2 (prefix "c")."""
+        return f"{prefix}{self.top}" + ("" if self.bottom == 1 else f"_{self.bottom}")
+
+    @property
+    def twice(self) -> str:
+        """2·top/bottom, the square's slope's multiple of its base, as Python arithmetic:
+        2, 1, 3 / 2."""
+        return fraction_python(2 * self.scale)
 
 
 @dataclass(frozen=True)

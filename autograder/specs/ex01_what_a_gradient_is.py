@@ -5,7 +5,6 @@ The lesson's bowl is y = x²; in a class each learner's is y = c·x² with their
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -13,9 +12,12 @@ from autograder.core.spec import (
     ExerciseSpec,
     Given,
     Part,
+    ScaledSquare,
     Structure,
     given,
     pairwise_different,
+    scaled_math,
+    scaled_python,
     slope,
 )
 
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Bowl(Structure):
+class Bowl(ScaledSquare, Structure):
     """The loss y = (top/bottom)·x², a bowl with slope 2c·x: one step of any given step_size
     lowers the loss and never lands on the bottom itself (|1 - 2c·step_size| is in (0, 1);
     c = 2 would land there at step_size 0.25)."""
@@ -36,7 +38,7 @@ class Bowl(Structure):
 
     @property
     def tag(self) -> str:
-        return f"c{self.top}" if self.bottom == 1 else f"c{self.top}_{self.bottom}"
+        return self.scale_tag("c")
 
     def at(self, x: torch.Tensor) -> torch.Tensor:
         """The loss at `x` (PyTorch)."""
@@ -44,16 +46,7 @@ class Bowl(Structure):
 
     def of(self, x: str) -> str:
         """y at `x`, as Python arithmetic: x**2, 2 * x**2, x**2 / 2."""
-        scaled = f"{x}**2" if self.top == 1 else f"{self.top} * {x}**2"
-        return scaled if self.bottom == 1 else f"{scaled} / {self.bottom}"
-
-    @property
-    def twice(self) -> str:
-        """2c, the slope's multiple of x, as Python arithmetic: 2, 1, 3, 3 / 2."""
-        top, bottom = 2 * self.top, self.bottom
-        common = math.gcd(top, bottom)
-        top, bottom = top // common, bottom // common
-        return str(top) if bottom == 1 else f"{top} / {bottom}"
+        return scaled_python(self.scale, f"{x}**2")
 
     @property
     def slope_words(self) -> str:
@@ -64,9 +57,7 @@ class Bowl(Structure):
 
     @property
     def words(self) -> str:
-        top = "" if self.top == 1 else str(self.top)
-        bottom = "" if self.bottom == 1 else f"/{self.bottom}"
-        return f"the loss y = {top}x²{bottom}"
+        return f"the loss y = {scaled_math(self.scale, 'x²')}"
 
     @property
     def claims(self) -> tuple[tuple[str, str], ...]:

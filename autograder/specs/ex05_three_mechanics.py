@@ -6,7 +6,6 @@ so the same parts ask for their own dz/dy and their own gradient that accumulate
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -17,9 +16,12 @@ from autograder.core.spec import (
     Factor,
     Given,
     Part,
+    ScaledSquare,
     Structure,
     given,
     pairwise_different,
+    scaled_math,
+    scaled_python,
     slope,
 )
 
@@ -35,7 +37,7 @@ ZForm = Literal["k*y", "-k*y", "k*y/2"]
 
 
 @dataclass(frozen=True)
-class Mechanics(Structure):
+class Mechanics(ScaledSquare, Structure):
     """Mechanic 1's z from y = x³ and k (`form`), and mechanics 2 and 3's y = c·x² with
     c = top/bottom: a multiplication by k in z (halved in
     one form), and one scaled square."""
@@ -46,8 +48,8 @@ class Mechanics(Structure):
 
     @property
     def tag(self) -> str:
-        scale = f"c{self.top}" if self.bottom == 1 else f"c{self.top}_{self.bottom}"
-        return {"k*y": "times", "-k*y": "minus", "k*y/2": "half"}[self.form] + "_" + scale
+        form = {"k*y": "times", "-k*y": "minus", "k*y/2": "half"}[self.form]
+        return f"{form}_{self.scale_tag('c')}"
 
     def z_of(self, y: str) -> str:
         """z from `y`, as Python arithmetic."""
@@ -63,20 +65,11 @@ class Mechanics(Structure):
 
     def square_of(self, x: str) -> str:
         """Mechanics 2 and 3's y at `x`, as Python arithmetic: x**2, 3 * x**2, 3 * x**2 / 2."""
-        scaled = f"{x}**2" if self.top == 1 else f"{self.top} * {x}**2"
-        return scaled if self.bottom == 1 else f"{scaled} / {self.bottom}"
+        return scaled_python(self.scale, f"{x}**2")
 
     def square(self, x: torch.Tensor) -> torch.Tensor:
         """Mechanics 2 and 3's y (PyTorch)."""
         return x**2 * self.top / self.bottom
-
-    @property
-    def twice(self) -> str:
-        """2c, the one call's gradient's multiple of x, as Python arithmetic: 2, 6, 3."""
-        top, bottom = 2 * self.top, self.bottom
-        common = math.gcd(top, bottom)
-        top, bottom = top // common, bottom // common
-        return str(top) if bottom == 1 else f"{top} / {bottom}"
 
     @property
     def dz_dy(self) -> tuple[tuple[Factor, ...], str]:
@@ -93,9 +86,7 @@ class Mechanics(Structure):
 
     @property
     def square_words(self) -> str:
-        top = "" if self.top == 1 else str(self.top)
-        bottom = "" if self.bottom == 1 else f"/{self.bottom}"
-        return f"{top}x²{bottom}"
+        return scaled_math(self.scale, "x²")
 
     @property
     def slope_words(self) -> str:

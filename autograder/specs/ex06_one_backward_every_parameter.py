@@ -7,7 +7,6 @@ own gradients and their own paths' shares."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,9 +15,12 @@ from autograder.core.spec import (
     Factor,
     Given,
     Part,
+    ScaledSquare,
     Structure,
     given,
     pairwise_different,
+    scaled_math,
+    scaled_python,
     slope,
     upstream,
     value,
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Model(Structure):
+class Model(ScaledSquare, Structure):
     """The loss top/bottom·(y − target)² of y = w·x + b, and f = factor·u·sq with sq = u²
     (u reaches f along two paths in every structure). The model y = w·x + b is the lesson's
     in all: its loss is never 0 (y ≠ target is drawn for every learner), whatever the scale;
@@ -41,28 +43,15 @@ class Model(Structure):
 
     @property
     def tag(self) -> str:
-        loss = f"l{self.top}" if self.bottom == 1 else f"l{self.top}_{self.bottom}"
-        return f"{loss}_f{self.factor}"
+        return f"{self.scale_tag('l')}_f{self.factor}"
 
     def loss_of(self, y: str) -> str:
         """The loss at `y`, as Python arithmetic: (y - target) ** 2 / 2, 3 * (y - target) ** 2."""
-        squared = f"({y} - target) ** 2"
-        scaled = squared if self.top == 1 else f"{self.top} * {squared}"
-        return scaled if self.bottom == 1 else f"{scaled} / {self.bottom}"
+        return scaled_python(self.scale, f"({y} - target) ** 2")
 
     @property
     def loss_words(self) -> str:
-        top = "" if self.top == 1 else str(self.top)
-        bottom = "" if self.bottom == 1 else f"/{self.bottom}"
-        return f"{top}(y − target)²{bottom}"
-
-    @property
-    def twice(self) -> str:
-        """The loss's slope's multiple of (y − target), as Python arithmetic: 2, 1, 6."""
-        top, bottom = 2 * self.top, self.bottom
-        common = math.gcd(top, bottom)
-        top, bottom = top // common, bottom // common
-        return str(top) if bottom == 1 else f"{top} / {bottom}"
+        return scaled_math(self.scale, "(y − target)²")
 
     @property
     def dL_dy(self) -> tuple[Factor, ...]:

@@ -6,7 +6,6 @@ ask for their own derivative and their own chain."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -15,9 +14,12 @@ from autograder.core.spec import (
     Factor,
     Given,
     Part,
+    ScaledSquare,
     Structure,
     given,
     pairwise_different,
+    scaled_math,
+    scaled_python,
     slope,
     upstream,
     value,
@@ -30,7 +32,7 @@ CUBE = "³"
 
 
 @dataclass(frozen=True)
-class Closing(Structure):
+class Closing(ScaledSquare, Structure):
     """The warm-up y = cube·x³ + linear·x (two terms: a power and a multiple of x), and the
     loss top/bottom·(out − target)² after out = w2·ReLU(w·x + b)."""
 
@@ -41,8 +43,8 @@ class Closing(Structure):
 
     @property
     def tag(self) -> str:
-        loss = f"l{self.top}" if self.bottom == 1 else f"l{self.top}_{self.bottom}"
-        return f"c{self.cube}_{'m' if self.linear < 0 else 'p'}{abs(self.linear)}_{loss}"
+        sign = "m" if self.linear < 0 else "p"
+        return f"c{self.cube}_{sign}{abs(self.linear)}_{self.scale_tag('l')}"
 
     @property
     def poly_of(self) -> str:
@@ -75,23 +77,11 @@ class Closing(Structure):
 
     def loss_of(self, out: str) -> str:
         """The loss at `out`, as Python arithmetic: (out - target) ** 2 / 2."""
-        squared = f"({out} - target) ** 2"
-        scaled = squared if self.top == 1 else f"{self.top} * {squared}"
-        return scaled if self.bottom == 1 else f"{scaled} / {self.bottom}"
+        return scaled_python(self.scale, f"({out} - target) ** 2")
 
     @property
     def loss_words(self) -> str:
-        top = "" if self.top == 1 else str(self.top)
-        bottom = "" if self.bottom == 1 else f"/{self.bottom}"
-        return f"{top}(out − target)²{bottom}"
-
-    @property
-    def twice(self) -> str:
-        """The loss's slope's multiple of (out − target), as Python arithmetic: 2, 1, 6."""
-        top, bottom = 2 * self.top, self.bottom
-        common = math.gcd(top, bottom)
-        top, bottom = top // common, bottom // common
-        return str(top) if bottom == 1 else f"{top} / {bottom}"
+        return scaled_math(self.scale, "(out − target)²")
 
     @property
     def dL_dout(self) -> tuple[Factor, ...]:

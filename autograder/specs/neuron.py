@@ -19,7 +19,10 @@ from autograder.core.spec import (
     Given,
     Part,
     Structure,
+    fraction_python,
     pairwise_different,
+    scaled_math,
+    scaled_python,
     slope,
     upstream,
     value,
@@ -34,23 +37,6 @@ if TYPE_CHECKING:
 
 SQUARE = slope("2", "the 2 of the square (d (a − y)²/da = 2(a − y))")
 OPEN = slope("1", "the open ReLU (da/dh = 1)")
-
-
-def _python(k: Fraction) -> str:
-    """A fraction as Python arithmetic: 2, 1 / 2, 3 / 2."""
-    return str(k.numerator) if k.denominator == 1 else f"{k.numerator} / {k.denominator}"
-
-
-def _times_python(k: Fraction, expression: str) -> str:
-    """k × `expression` (a bracketed or atomic term) as Python arithmetic."""
-    scaled = expression if k.numerator == 1 else f"{k.numerator} * {expression}"
-    return scaled if k.denominator == 1 else f"{scaled} / {k.denominator}"
-
-
-def _times_math(k: Fraction, term: str) -> str:
-    """k × `term` in math: 2(w·x + b), (a − y)²/2, 3(a − y)²/2."""
-    scaled = term if k.numerator == 1 else f"{k.numerator}{term}"
-    return scaled if k.denominator == 1 else f"{scaled}/{k.denominator}"
 
 
 @dataclass(frozen=True)
@@ -80,21 +66,21 @@ class Neuron(Structure):
     @property
     def h_of(self) -> str:
         """h as Python arithmetic over the givens: w * x + b, 2 * (w * x + b)."""
-        return "w * x + b" if self.gain == 1 else _times_python(self.gain, "(w * x + b)")
+        return "w * x + b" if self.gain == 1 else scaled_python(self.gain, "(w * x + b)")
 
     def loss_of(self, a: str) -> str:
         """L from the activation `a`, as Python arithmetic: (a - y) ** 2 / 2."""
-        return _times_python(self.scale, f"({a} - y) ** 2")
+        return scaled_python(self.scale, f"({a} - y) ** 2")
 
     @property
     def h_words(self) -> str:
         """h in math: w·x + b, 2(w·x + b), (w·x + b)/2."""
-        return "w·x + b" if self.gain == 1 else _times_math(self.gain, "(w·x + b)")
+        return "w·x + b" if self.gain == 1 else scaled_math(self.gain, "(w·x + b)")
 
     @property
     def loss_words(self) -> str:
         """L in math: (a − y)², (a − y)²/2, 3(a − y)²."""
-        return _times_math(self.scale, "(a − y)²")
+        return scaled_math(self.scale, "(a − y)²")
 
     @property
     def words(self) -> str:
@@ -110,26 +96,28 @@ class Neuron(Structure):
         if self.scale == 1:
             return SQUARE
         twice = 2 * self.scale
-        slope_words = _times_math(twice, "(a − y)") if twice != 1 else "a − y"
-        return slope(_python(twice), f"the {twice} of d({self.loss_words})/da = {slope_words}")
+        slope_words = scaled_math(twice, "(a − y)") if twice != 1 else "a − y"
+        return slope(
+            fraction_python(twice), f"the {twice} of d({self.loss_words})/da = {slope_words}"
+        )
 
     @property
     def dL_da_words(self) -> str:
         """dL/da in math: 2(a − y), a − y, 3(a − y)."""
         twice = 2 * self.scale
-        return "a − y" if twice == 1 else _times_math(twice, "(a − y)")
+        return "a − y" if twice == 1 else scaled_math(twice, "(a − y)")
 
     @property
     def gain_factors(self) -> tuple[Factor, ...]:
         """The gain's local slope, a factor of dh/dw and dh/db (none for the lesson's 1)."""
         if self.gain == 1:
             return ()
-        return (slope(_python(self.gain), f"the gain {self.gain} of h = {self.h_words}"),)
+        return (slope(fraction_python(self.gain), f"the gain {self.gain} of h = {self.h_words}"),)
 
     @property
     def dh_dw_words(self) -> str:
         """dh/dw in math: x, 2x, x/2."""
-        return _times_math(self.gain, "x")
+        return scaled_math(self.gain, "x")
 
     @property
     def dh_db_words(self) -> str:
