@@ -184,6 +184,15 @@ class ScaledSquare:
         2, 1, 3 / 2."""
         return fraction_python(2 * self.scale)
 
+    def square_slope(self, base: str, wrt: str) -> Factor:
+        """The scaled square's local slope with respect to `wrt`, a multiple of `base`
+        (in math, e.g. "y − target"): the 2 of the square, or 2·top/bottom."""
+        if self.scale == 1:
+            label = f"the 2 of the square (d ({base})²/d{wrt} = 2({base}))"
+        else:
+            label = f"the {self.twice} of d({scaled_math(self.scale, f'({base})²')})/d{wrt}"
+        return slope(self.twice, label)
+
 
 @dataclass(frozen=True)
 class ExerciseSpec:

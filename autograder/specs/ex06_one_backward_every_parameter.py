@@ -21,7 +21,6 @@ from autograder.core.spec import (
     pairwise_different,
     scaled_math,
     scaled_python,
-    slope,
     upstream,
     value,
 )
@@ -56,11 +55,7 @@ class Model(ScaledSquare, Structure):
     @property
     def dL_dy(self) -> tuple[Factor, ...]:
         """dL/dy as the chain's factors: the scaled square's slope, then (y − target)."""
-        if self.top == self.bottom == 1:
-            label = "the 2 of the square (d (y − target)²/dy = 2(y − target))"
-        else:
-            label = f"the {self.twice} of d({self.loss_words})/dy"
-        return (slope(self.twice, label), value("y_value - target"))
+        return (self.square_slope("y − target", "y"), value("y_value - target"))
 
     @property
     def f_words(self) -> str:

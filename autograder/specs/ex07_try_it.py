@@ -86,11 +86,7 @@ class Closing(ScaledSquare, Structure):
     @property
     def dL_dout(self) -> tuple[Factor, ...]:
         """dL/dout as the chain's factors: the scaled square's slope, then (out − target)."""
-        if self.top == self.bottom == 1:
-            label = "the 2 of the square (d (out − target)²/dout = 2(out − target))"
-        else:
-            label = f"the {self.twice} of d({self.loss_words})/dout"
-        return (slope(self.twice, label), value("out - target"))
+        return (self.square_slope("out − target", "out"), value("out - target"))
 
     @property
     def words(self) -> str:
