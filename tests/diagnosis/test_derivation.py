@@ -10,8 +10,9 @@ from autograder.core.spec import CODE_KINDS
 from autograder.diagnosis.byhand import read_hand_answers
 from autograder.diagnosis.fresh_points import fixed_by_branches, fresh_draws, same_branches
 from autograder.diagnosis.judge import JudgeContext, judge
-from autograder.diagnosis.references import reference_quantities, reference_values
+from autograder.diagnosis.references import reference_values
 from autograder.specs import SPECS, exercise_spec, learner_givens
+from evaluation.copied_numbers import CLASS, copied_sources, measure
 from evaluation.corpus import judge_entry
 
 LEARNERS = [f"learner-{i}" for i in range(3)]
@@ -24,8 +25,7 @@ def test_copied_numbers_earn_nothing_on_formula_parts(exercise: str) -> None:
     spec = exercise_spec(exercise)
     for learner in LEARNERS:
         givens = learner_givens(exercise, learner)
-        quantities = reference_quantities(exercise, givens)
-        hand = read_hand_answers([f"{n} = {q.value!r}" for n, q in quantities.items()], givens)
+        hand = read_hand_answers(copied_sources(exercise, givens), givens)
         fixed = fixed_by_branches(exercise, givens)
         for part in spec.parts:
             if part.kind in CODE_KINDS:
@@ -36,6 +36,13 @@ def test_copied_numbers_earn_nothing_on_formula_parts(exercise: str) -> None:
             if not scored:
                 assert verdict.reason == "no_arithmetic"
                 assert "is PyTorch's number, but written as a bare number" in verdict.message
+
+
+def test_copied_numbers_earn_nothing_for_class_learners_either() -> None:
+    """The probe's figure for class learners, each with a structure of their own."""
+    for exercise, tally in measure(4, CLASS).items():
+        assert tally.formula == 0 and tally.formula_total > 0 or not tally.formula_total, exercise
+        assert tally.fixed == tally.fixed_total and tally.facts == tally.facts_total, exercise
 
 
 def test_fresh_draws_keep_every_branch_and_differ() -> None:
