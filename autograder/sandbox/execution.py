@@ -69,17 +69,30 @@ def reap_all() -> None:
             return
 
 
+def cgroup_pids(procs_files: list[str]) -> list[int]:
+    """The processes in the notebook groups (0 for one outside this process's view)."""
+    pids: list[int] = []
+    for path in procs_files:
+        with open(path) as procs:
+            pids.extend(int(line) for line in procs.read().split())
+    return pids
+
+
 def cgroups_empty(procs_files: list[str], wait: float = 10.0) -> bool:
-    """Whether the notebook groups hold no process (the previous notebook is gone)."""
+    """Whether the notebook groups are empty, once any straggler of the previous notebook
+    is killed: every notebook's processes were already killed when it ended, but on a busy
+    machine the last of them (a fork bomb's, say) can take seconds to leave its group."""
     deadline = time.monotonic() + wait
     while True:
         reap_all()
-        busy = False
-        for path in procs_files:
-            with open(path) as procs:
-                busy = busy or bool(procs.read().strip())
-        if not busy or time.monotonic() > deadline:
-            return not busy
+        stragglers = cgroup_pids(procs_files)
+        if not stragglers:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        for pid in stragglers:
+            if pid > 0 and pid != os.getpid():  # kill(0) would be this process's own group
+                kill_quietly(pid)
         time.sleep(0.01)
 
 

@@ -308,3 +308,42 @@ def test_a_v2_grader_in_its_delegated_group_moves_itself_into_a_leaf(v2_base: Pa
     assert grader.returncode == 0, grader.stderr
     assert grader.stdout.strip().endswith(f"/{v2_base.name}/{GRADER_LEAF}"), grader.stdout
     assert "hugetlb" in (v2_base / "cgroup.subtree_control").read_text().split()
+
+
+STRAGGLER = r"""
+import os, subprocess, sys, time
+from autograder.sandbox.execution import cgroups_empty
+procs = sys.argv[1]
+left = subprocess.Popen(
+    ["sleep", "600"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    preexec_fn=lambda: open(procs, "w").write("0"),
+)  # a process of an earlier notebook that outlived it
+time.sleep(0.2)
+held = open(procs).read().split() == [str(left.pid)]
+start = time.monotonic()
+empty = cgroups_empty([procs], wait=10.0)  # reaps it too: Popen cannot see its status
+print(held, empty, os.path.exists(f"/proc/{left.pid}"), round(time.monotonic() - start, 1))
+"""
+
+
+@pytest.mark.processes
+def test_a_straggler_of_the_last_notebook_is_killed_before_the_next_starts(
+    v2_base: Path,
+) -> None:
+    """A notebook's group still holding a process when the next notebook comes (a fork
+    bomb's last child on a busy machine): the relay kills it instead of refusing."""
+    group = v2_base / "notebook"
+    group.mkdir()
+    try:
+        ran = subprocess.run(
+            [sys.executable, "-c", STRAGGLER, str(group / "cgroup.procs")],
+            capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2],
+        )  # fmt: skip
+    finally:
+        for pid in (group / "cgroup.procs").read_text().split():
+            os.kill(int(pid), 9)  # whatever the relay's code left, so the group can go
+    assert ran.returncode == 0, ran.stderr
+    held, empty, alive, seconds = ran.stdout.split()
+    assert (held, empty, alive) == ("True", "True", "False"), ran.stdout
+    assert float(seconds) < 10
+    assert (group / "cgroup.procs").read_text().strip() == ""
