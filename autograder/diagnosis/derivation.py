@@ -24,7 +24,7 @@ import ast
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
-from autograder.core.verdict import Verdict, format_value, matches
+from autograder.core.verdict import REL_TOL, Verdict, format_value, matches
 from autograder.diagnosis.fresh_points import Point, points
 
 if TYPE_CHECKING:
@@ -168,4 +168,61 @@ def derivation_verdict(
     if not passed_here:
         return None
     wrong = next((p for p in found if not p.agrees), None)
-    return None if wrong is None else only_here_verdict(q, answer, written, answers, wrong)
+    if wrong is not None:
+        return only_here_verdict(q, answer, written, answers, wrong)
+    if all(p.exact for p in found) or not differs_symbolically(q, written, answers, found):
+        return None
+    return hidden_by_size_verdict(q, answer, written, answers)
+
+
+def differs_symbolically(
+    q: Quantity,
+    written: Mapping[str, HandAnswer],
+    answers: Mapping[str, object],
+    found: list[Point],
+) -> bool:
+    """True when SymPy shows that a formula agreeing with the chain only within the
+    tolerance is another formula: it differs by more than a rounded constant factor (a
+    `+ 1` kept inside 3·(4·c·x³ + 1), hidden by large numbers). The earlier answers it uses
+    are symbols, as they are free at the draws. False when it is the chain up to a rounded
+    factor (0.333 for 1/3), or cannot be read symbolically: then the numbers stand."""
+    import sympy
+
+    from autograder.diagnosis.formula_pair import Formulas, sympy_expr
+
+    try:
+        world = Formulas(q, written, answers)
+        world.givens = (*world.givens, *sorted(found[0].pinned))
+        mine = sympy_expr(world, world.expr, world.learner_defs, False)
+        right = sympy_expr(world, world.spec_defs[world.part.name], {}, True)
+        gap = sympy.cancel(sympy.together(mine - right))
+        if gap == 0:
+            return False
+        if right == 0:
+            return True
+        ratio = sympy.cancel(sympy.together(gap / right))
+        return bool(ratio.free_symbols) or abs(float(ratio)) > REL_TOL
+    except Exception:  # noqa: BLE001  (unreadable, or whatever a hostile cell makes SymPy raise)
+        return False
+
+
+def hidden_by_size_verdict(
+    q: Quantity,
+    answer: HandAnswer,
+    written: Mapping[str, HandAnswer],
+    answers: Mapping[str, object],
+) -> Verdict:
+    """The verdict on a formula within rounding of the chain only because the numbers are
+    large: the mistake when one edit names it, else that it differs."""
+    from autograder.diagnosis.formula_match import read_formula
+
+    head = (
+        f"✗ {q.label} = {format_value(answer.value)} comes within rounding of PyTorch only "
+        "because the numbers are large: as a formula it is not the chain (checked "
+        "symbolically, at any numbers)."
+    )
+    reading = read_formula(q, float(answer.value), written, answers)  # type: ignore[arg-type]
+    if reading.finding is not None:
+        reason, why = reading.finding
+        return Verdict(False, f"{head}\n  {why}", reason)
+    return Verdict(False, f"{head}{_hidden_by(q, answer, written)}", "only_here")

@@ -36,6 +36,8 @@ SPREAD: Final = (0.6, 1.6)
 """Each given is multiplied by a factor drawn from this range (so its sign is kept)."""
 FREE_SPREAD: Final = (1.3, 2.1)
 """An earlier answer the formula uses is multiplied by a factor from this range."""
+EXACT_RTOL: Final = 1e-9
+"""Agreement no tolerance hides; short of it, SymPy decides (`derivation`)."""
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,14 @@ class Point:
     @property
     def agrees(self) -> bool:
         return self.mine is not None and matches(self.right, self.mine)
+
+    @property
+    def exact(self) -> bool:
+        """Equal up to float rounding (both sides are float64 arithmetic): nothing a
+        tolerance could hide, such as a `+ 3` beside 12·c·x³ with x = 20."""
+        return self.mine is not None and math.isclose(
+            self.mine, self.right, rel_tol=EXACT_RTOL, abs_tol=1e-12
+        )
 
 
 def points(q: Quantity, answer: HandAnswer) -> list[Point] | None:

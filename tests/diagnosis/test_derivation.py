@@ -11,12 +11,17 @@ from autograder.diagnosis.byhand import read_hand_answers
 from autograder.diagnosis.fresh_points import fixed_by_branches, fresh_draws, same_branches
 from autograder.diagnosis.judge import JudgeContext, judge
 from autograder.diagnosis.references import reference_values
-from autograder.specs import SPECS, exercise_spec, learner_givens
+from autograder.specs import SPECS, exercise_spec, learner_givens, learner_problem
 from evaluation.copied_numbers import CLASS, copied_sources, measure
 from evaluation.corpus import judge_entry
 
 LEARNERS = [f"learner-{i}" for i in range(3)]
-E3, E4, E7 = "03_a_neuron_by_hand", "04_the_dead_relu", "07_try_it"
+E3, E4, E7, E8 = (
+    "03_a_neuron_by_hand",
+    "04_the_dead_relu",
+    "07_try_it",
+    "08_when_backward_complains",
+)
 
 
 @pytest.mark.parametrize("exercise", list(SPECS))
@@ -118,3 +123,30 @@ def test_the_issues_misnamed_answers(
         assert got == reason and words in text, (learner, text)
         assert "constant term" not in text and ".grad was zeroed" not in text
         assert "forward value" not in text and "dL_dout" not in text
+
+
+def _large_power_learners(count: int) -> list[tuple[str, bool]]:
+    """Class learners whose exercise 08 is z = c·x⁴ + 1 or x⁴/c + 1 (x up to 20), and
+    whether theirs divides by c: `count` of each form."""
+    found: dict[bool, list[str]] = {False: [], True: []}
+    for i in range(400):
+        learner = f"learner-{i}"
+        structure = exercise_spec(learner_problem(E8, learner, CLASS)).structure
+        if getattr(structure, "power", 2) == 4 and len(found[structure.over]) < count:
+            found[structure.over].append(learner)
+    assert all(len(v) == count for v in found.values()), found
+    return [(learner, over) for over, learners in found.items() for learner in learners]
+
+
+def test_a_kept_constant_hidden_by_large_numbers_is_still_wrong() -> None:
+    """3·(4·c·x³ + 1) is within the 1e-3 tolerance of 12·c·x³ wherever c·x³ is large, at
+    every fresh draw too: the symbolic check tells it from the chain and names it; the
+    right formula, and one with a rounded factor, still pass."""
+    for learner, over in _large_power_learners(3):
+        slope = "4 * x**3 / c" if over else "4 * c * x**3"
+        part = "grad_after_three_passes"
+        reason, text = judge_entry(E8, part, f"{part} = 3 * ({slope} + 1)", learner, CLASS)
+        assert reason == "constant_kept", (learner, text)
+        assert judge_entry(E8, part, f"{part} = 3 * {slope}", learner, CLASS)[0] == "match"
+        rounded = f"{part} = 12.0001 * {slope.removeprefix('4 * ')}"
+        assert judge_entry(E8, part, rounded, learner, CLASS)[0] == "match", learner
