@@ -75,8 +75,14 @@ class Renderer:
     def _fork(self) -> None:
         requests_read, requests_write = os.pipe()
         answers_read, answers_write = os.pipe()
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: answer each request line, never return
+            from autograder.sandbox.isolation import PR_SET_PDEATHSIG, libc
+
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # never outlives its parent
+            if os.getppid() != parent:  # it died before the line above
+                os._exit(0)
             os.close(requests_write)
             os.close(answers_read)
             try:
@@ -181,6 +187,17 @@ class Releaser:
             pass  # its engine made and its tables checked once, before the first child
         self.renderer = Renderer(self._generate)
 
+    def __enter__(self) -> Releaser:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the renderer child. A child left behind keeps a copy of every descriptor the
+        parent had when it forked (a pipe another process waits to see closed, say)."""
+        self.renderer.stop()
+
     def _generate(self, request: dict[str, Any]) -> dict[str, Any]:
         """nbgrader's generate_feedback for one learner (in the renderer child)."""
         api = self.api
@@ -205,12 +222,8 @@ def main() -> int:
     os.nice(NICENESS)
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
     sys.stdout = sys.stderr  # anything nbgrader prints stays off the answers
-    with shared_gradebook_work():
-        releaser = Releaser(Path(sys.argv[1]).resolve())
-        try:
-            serve_requests(releaser, answers)
-        finally:
-            releaser.renderer.stop()
+    with shared_gradebook_work(), Releaser(Path(sys.argv[1]).resolve()) as releaser:
+        serve_requests(releaser, answers)
     return 0
 
 

@@ -534,9 +534,13 @@ def test_grading_together_gives_what_grading_one_by_one_gives(tmp_path: Path) ->
     finally:
         worker.stop(now=True)
     for course in courses.values():
-        releaser = Releaser(course)
-        for student in students:
-            assert releaser.release(ASSIGNMENT, student) == 1
+        with Releaser(course) as releaser:
+            for student in students:
+                assert releaser.release(ASSIGNMENT, student) == 1
+            renderer = releaser.renderer.pid
+        assert renderer is not None
+        with pytest.raises(ProcessLookupError):  # no child left holding this process's pipes
+            os.kill(renderer, 0)
     together_state, one_by_one_state = (graded_state(c) for c in courses.values())
     assert len(together_state) > 4 * len(students)
     assert together_state == one_by_one_state
