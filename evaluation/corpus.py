@@ -298,6 +298,76 @@ CORPUS: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
+P4, P4_OVER, P2_OVER = (f"{E8}[{tag}]" for tag in ("p4", "p4_over", "p2_over"))
+MINUS_C3, HALF_C2, HALF_C3 = (f"{E5}[{tag}]" for tag in ("minus_c3", "half_c2", "half_c3"))
+K10_C4, K8_C1_2, K1_20_C5 = (f"{E9}[{tag}]" for tag in ("k10_c4", "k8_c1_2", "k1_20_c5"))
+G3 = "grad_after_three_passes"
+C3 = "grad_after_three_calls"
+
+VARIANT_CORPUS: tuple[tuple[str, str, str, str], ...] = (
+    # Written in a class variant's own terms, where no lesson entry is the same mistake
+    # (`as_the_lesson`): (problem, part, the learner's line(s), the reason expected).
+    # 08: z = c·x⁴ + 1, x⁴/c + 1, x²/c + 1
+    (P4, G3, f"{G3} = 4 * c * x**3", "calls_missing"),
+    (P4, G3, f"{G3} = 3 * c * x**3", "slope_missing"),
+    (P4, G3, f"{G3} = 3 * 4 * x**3", "given_missing"),
+    (P4, G3, f"{G3} = 3 * (4 * c * x**3 + 1)", "constant_kept"),  # hidden by large numbers
+    (P4, G3, f"{G3} = 3 * c * x**4", "power_rule"),
+    (P4, G3, f"{G3} = 3 * 4 * c * x**4", "wrong_power"),
+    (P4, G3, f"{G3} = 3 * 4 * c * x**2", "wrong_power"),
+    (P4, G3, f"{G3} = 3 * (c * x**4 + 1)", "forward_value"),
+    (P4, G3, f"{G3} = 3 * (4 * c + x**3)", "sum_for_product"),
+    (P4_OVER, G3, f"{G3} = 4 * x**3 / c", "calls_missing"),
+    (P4_OVER, G3, f"{G3} = 3 * x**3 / c", "slope_missing"),
+    (P4_OVER, G3, f"{G3} = 3 * 4 * x**3", "given_missing"),
+    (P4_OVER, G3, f"{G3} = 3 * (4 * x**3 / c + 1)", "constant_kept"),
+    (P4_OVER, G3, f"{G3} = 3 * x**4 / c", "power_rule"),
+    (P4_OVER, G3, f"{G3} = 3 * (x**4 / c + 1)", "forward_value"),
+    (P2_OVER, G3, f"{G3} = 2 * x / c", "calls_missing"),
+    (P2_OVER, G3, f"{G3} = 3 * x / c", "slope_missing"),
+    (P2_OVER, G3, f"{G3} = 3 * 2 * x", "given_missing"),
+    (P2_OVER, G3, f"{G3} = 3 * (2 * x / c + 1)", "constant_kept"),
+    (P2_OVER, G3, f"{G3} = 3 * x**2 / c", "power_rule"),
+    (P2_OVER, G3, f"{G3} = 3 * 2 * x * c", "lesson_structure"),
+    # 05: z = −k·y or k·y/2; y = 2x² or 3x²
+    (MINUS_C3, "x_grad", "x_grad = k * 3 * x_cube**2", "lesson_structure"),
+    (MINUS_C3, "x_grad", "x_grad = -3 * x_cube**2", "given_missing"),
+    (MINUS_C3, "x_grad", "x_grad = -k * x_cube**3", "power_rule"),
+    (MINUS_C3, "x_grad", "x_grad = -k * x_cube**2", "factor_missing"),
+    (MINUS_C3, "y_grad", "y_grad = k", "lesson_structure"),
+    (MINUS_C3, "y_grad", "y_grad = -k * 3 * x_cube**2", "other_quantity"),
+    (MINUS_C3, C3, f"{C3} = 6 * x_square", "lesson_structure"),
+    (MINUS_C3, C3, f"{C3} = 3 * 3 * x_square", "factor_missing"),
+    (MINUS_C3, C3, f"{C3} = 3 * 3 * x_square**2", "power_rule"),
+    (MINUS_C3, "detached_value", "detached_value = 3 * x_square", "given_missing"),
+    (HALF_C2, "x_grad", "x_grad = k * 3 * x_cube**2", "lesson_structure"),
+    (HALF_C2, "x_grad", "x_grad = 3 * x_cube**2 / 2", "given_missing"),
+    (HALF_C2, "x_grad", "x_grad = k / 2 * x_cube**3", "power_rule"),
+    (HALF_C2, "y_grad", "y_grad = k", "lesson_structure"),
+    (HALF_C2, "y_grad", "y_grad = k / 2 * 3 * x_cube**2", "other_quantity"),
+    (HALF_C2, C3, f"{C3} = 4 * x_square", "calls_missing"),
+    (HALF_C2, C3, f"{C3} = 3 * 2 * x_square", "lesson_structure"),
+    (HALF_C2, "detached_value", "detached_value = 2 * x_square", "given_missing"),
+    (HALF_C2, "detached_value", "detached_value = 4 * x_square", "other_quantity"),
+    (HALF_C3, C3, f"{C3} = 6 * x_square", "lesson_structure"),
+    (HALF_C3, "detached_value", "detached_value = 3 * x_square", "given_missing"),
+    # 09: h = g(w·x + b), L = s(a − y)²
+    (K10_C4, "dL_dw", "dL_dw = 8 * (a - y) * x", "slope_missing"),
+    (K10_C4, "dL_dw", "dL_dw = 8 * (a - y) * 10 * w", "given_swap"),
+    (K10_C4, "dL_dw", "dL_dw = 4 * (a - y) * 10 * x", "factor_missing"),
+    (K10_C4, "dL_dw", "dL_dw = 8 * (y - a) * 10 * x", "sign"),
+    (K10_C4, "dL_db", "dL_db = 8 * (a - y) * 10 * x", "given_extra"),
+    (K10_C4, "dL_db", "dL_db = 8 * (a - y)", "slope_missing"),
+    (K8_C1_2, "dL_dw", "dL_dw = 2 * (a - y) * 8 * x", "slope_extra"),
+    (K8_C1_2, "dL_dw", "dL_dw = (a - y) * x", "slope_missing"),
+    (K8_C1_2, "dL_dw", "dL_dw = (y - a) * 8 * x", "sign"),
+    (K8_C1_2, "dL_db", "dL_db = (a - y) * 8 * x", "given_extra"),
+    (K1_20_C5, "dL_dw", "dL_dw = 10 * (a - y) * x", "slope_missing"),
+    (K1_20_C5, "dL_dw", "dL_dw = 5 * (a - y) * x / 20", "factor_missing"),
+    (K1_20_C5, "dL_db", "dL_db = 10 * (a - y) * x / 20", "given_extra"),
+)
+
+
 @dataclass(frozen=True)
 class Outcome:
     """One corpus entry judged for one learner."""
@@ -398,23 +468,41 @@ def as_the_lesson(problem: str, part: str, lines: str) -> bool:
 
 
 def outcomes(learners: Iterable[str], site: Site | None = None) -> list[Outcome]:
-    """Every corpus entry judged for every learner (in a class `site`, the entries that
-    mean the same mistake in the learner's own structure: `as_the_lesson`)."""
-    import time
-
+    """Every corpus entry judged for every learner; in a class `site`, the lesson's entries
+    that mean the same mistake in the learner's own structure (`as_the_lesson`), and the
+    entries written for that structure (`VARIANT_CORPUS`)."""
     found = []
     for learner in learners:
         for exercise, part, lines, expected in CORPUS:
             problem = exercise if site is None else learner_problem(exercise, learner, site)
-            if problem != exercise and not as_the_lesson(problem, part, lines):
-                continue
-            start = time.perf_counter()
-            reason, message = judge_entry(exercise, part, lines, learner, site)
-            seconds = time.perf_counter() - start
-            found.append(
-                Outcome(exercise, part, lines, expected, learner, problem, reason, message, seconds)
-            )
+            if problem == exercise or as_the_lesson(problem, part, lines):
+                found.append(_judged(exercise, part, lines, expected, learner, site))
+        if site is not None:
+            found.extend(variant_outcomes([learner], site))
     return found
+
+
+def variant_outcomes(learners: Iterable[str], site: Site) -> list[Outcome]:
+    """The entries written for a class variant, judged for each learner who has it."""
+    found = []
+    for learner in learners:
+        for problem, part, lines, expected in VARIANT_CORPUS:
+            exercise = problem.partition("[")[0]
+            if learner_problem(exercise, learner, site) == problem:
+                found.append(_judged(exercise, part, lines, expected, learner, site))
+    return found
+
+
+def _judged(
+    exercise: str, part: str, lines: str, expected: str, learner: str, site: Site | None
+) -> Outcome:
+    import time
+
+    problem = exercise if site is None else learner_problem(exercise, learner, site)
+    start = time.perf_counter()
+    reason, message = judge_entry(exercise, part, lines, learner, site)
+    seconds = time.perf_counter() - start
+    return Outcome(exercise, part, lines, expected, learner, problem, reason, message, seconds)
 
 
 def figures(found: Iterable[Outcome]) -> dict[str, Counter[str]]:

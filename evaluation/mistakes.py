@@ -196,14 +196,16 @@ def print_corpus(learners: list[str], site: Site | None = None) -> float:
     own structure); return the share named."""
     import time
 
-    from evaluation.corpus import CORPUS, figures, judge_entry, outcomes
+    from evaluation.corpus import CORPUS, VARIANT_CORPUS, figures, judge_entry, outcomes
 
     found = outcomes(learners, site)
     whose = "self-study learners" if site is None else "class learners, own structures"
-    print(f"{len(CORPUS)} written wrong answers x {len(learners)} {whose}: {len(found)} judged")
+    written = len(CORPUS) if site is None else len(CORPUS) + len(VARIANT_CORPUS)
+    print(f"{written} written wrong answers x {len(learners)} {whose}: {len(found)} judged")
     if site is not None:
-        print("  (in a structure not the lesson's, only the entries that are the same mistake")
-        print("  there are judged: `corpus.as_the_lesson`; judged per problem:)")
+        print("  (in a structure not the lesson's: the lesson's entries that are the same")
+        print("  mistake there, `corpus.as_the_lesson`, and the entries written for it,")
+        print("  `corpus.VARIANT_CORPUS`; judged per problem:)")
         for problem in sorted({o.problem for o in found}):
             tally = Counter(o.verdict for o in found if o.problem == problem)
             print(

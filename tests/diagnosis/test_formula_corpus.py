@@ -17,8 +17,17 @@ from autograder.diagnosis.diagnose import diagnose
 from autograder.diagnosis.formula_match import read_formula
 from autograder.diagnosis.formula_pair import MAX_NODES
 from autograder.diagnosis.references import reference_quantities
-from autograder.specs import SPECS, exercise_spec, learner_givens
-from evaluation.corpus import CORPUS, Outcome, cells, judge_entry, outcomes
+from autograder.specs import SPECS, exercise_spec, learner_givens, learner_problem
+from evaluation.corpus import (
+    CORPUS,
+    VARIANT_CORPUS,
+    Outcome,
+    cells,
+    judge_entry,
+    outcomes,
+    variant_outcomes,
+)
+from evaluation.mistakes import CLASS
 
 LEARNERS = [f"learner-{i}" for i in range(20)]
 REQUIRED = 0.90
@@ -49,6 +58,29 @@ def test_at_least_90_percent_named_and_none_misnamed(judged: list[Outcome]) -> N
     assert not misnamed, sorted(set(misnamed))
     named = sum(o.verdict == "named" for o in wrong)
     assert named / len(wrong) >= REQUIRED, Counter(o.verdict for o in wrong)
+
+
+def test_every_class_variant_has_its_written_mistakes_named_and_none_misnamed() -> None:
+    """The entries written in a variant's own terms (05, 08 and 09, where no lesson entry is
+    the same mistake), judged for three class learners of each variant."""
+    problems = {problem for problem, _, _, _ in VARIANT_CORPUS}
+    for exercise in {problem.partition("[")[0] for problem in problems}:
+        variants = {f"{exercise}[{v.tag}]" for v in exercise_spec(exercise).variants}
+        assert {p for p in problems if p.startswith(exercise)} == variants
+    chosen: dict[str, list[str]] = {problem: [] for problem in problems}
+    for learner in (f"learner-{i}" for i in range(400)):
+        for exercise in {problem.partition("[")[0] for problem in problems}:
+            theirs = chosen.get(learner_problem(exercise, learner, CLASS))
+            if theirs is not None and len(theirs) < 3:
+                theirs.append(learner)
+    assert all(len(learners) == 3 for learners in chosen.values()), chosen
+    judged = variant_outcomes(sorted({who for group in chosen.values() for who in group}), CLASS)
+    assert {o.problem for o in judged} == problems
+    assert not [o for o in judged if o.verdict in ("misnamed", "passed")], [
+        (o.problem, o.lines, o.expected, o.reason) for o in judged if o.verdict != "named"
+    ]
+    named = sum(o.verdict == "named" for o in judged)
+    assert named / len(judged) >= REQUIRED, Counter(o.verdict for o in judged)
 
 
 def test_every_message_shows_the_learners_value_and_pytorchs(judged: list[Outcome]) -> None:
