@@ -398,6 +398,18 @@ class Catalogue:
                     (f"{what} is missing" + ("" if whole else f" from {here}")),
                     2,
                 )
+                if (
+                    reason == "given_missing"
+                    and isinstance(factor, ast.Name)
+                    and factor.id not in used
+                ):  # dividing out a factor the line holds is "one factor too many"
+                    yield _Try(
+                        ast.BinOp(node, ast.Div(), factor),
+                        reason,
+                        f"the division by {factor.id} is missing"
+                        + ("" if whole else f" from {here}"),
+                        2,
+                    )
             yield _Try(
                 ast.BinOp(node, ast.Pow(), ast.Constant(2)),
                 "square_forgotten",
