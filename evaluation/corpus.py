@@ -476,7 +476,7 @@ def outcomes(learners: Iterable[str], site: Site | None = None) -> list[Outcome]
         for exercise, part, lines, expected in CORPUS:
             problem = exercise if site is None else learner_problem(exercise, learner, site)
             if problem == exercise or as_the_lesson(problem, part, lines):
-                found.append(_judged(exercise, part, lines, expected, learner, site))
+                found.append(_judged(exercise, part, lines, expected, learner, site, problem))
         if site is not None:
             found.extend(variant_outcomes([learner], site))
     return found
@@ -489,16 +489,21 @@ def variant_outcomes(learners: Iterable[str], site: Site) -> list[Outcome]:
         for problem, part, lines, expected in VARIANT_CORPUS:
             exercise = problem.partition("[")[0]
             if learner_problem(exercise, learner, site) == problem:
-                found.append(_judged(exercise, part, lines, expected, learner, site))
+                found.append(_judged(exercise, part, lines, expected, learner, site, problem))
     return found
 
 
 def _judged(
-    exercise: str, part: str, lines: str, expected: str, learner: str, site: Site | None
+    exercise: str,
+    part: str,
+    lines: str,
+    expected: str,
+    learner: str,
+    site: Site | None,
+    problem: str,
 ) -> Outcome:
     import time
 
-    problem = exercise if site is None else learner_problem(exercise, learner, site)
     start = time.perf_counter()
     reason, message = judge_entry(exercise, part, lines, learner, site)
     seconds = time.perf_counter() - start

@@ -115,6 +115,24 @@ def _hidden_by(q: Quantity, answer: HandAnswer, written: Mapping[str, HandAnswer
     return ""
 
 
+def _named_or_hidden(
+    q: Quantity,
+    answer: HandAnswer,
+    written: Mapping[str, HandAnswer],
+    answers: Mapping[str, object],
+    head: str,
+) -> Verdict:
+    """`head`, then the mistake when one edit of the formula names it, else what at the
+    learner's numbers hides the difference."""
+    from autograder.diagnosis.formula_match import read_formula
+
+    reading = read_formula(q, float(answer.value), written, answers)  # type: ignore[arg-type]
+    if reading.finding is not None:
+        reason, why = reading.finding
+        return Verdict(False, f"{head}\n  {why}", reason)
+    return Verdict(False, f"{head}{_hidden_by(q, answer, written)}", "only_here")
+
+
 def only_here_verdict(
     q: Quantity,
     answer: HandAnswer,
@@ -124,7 +142,6 @@ def only_here_verdict(
 ) -> Verdict:
     """The verdict on a formula right at the learner's numbers only: the mistake when one
     edit of the formula makes it the chain at every draw, else what differs."""
-    from autograder.diagnosis.formula_match import read_formula
 
     shown = format_value(answer.value)  # type: ignore[arg-type]
     mine = "cannot be computed" if point.mine is None else f"gives {format_value(point.mine)}"
@@ -134,11 +151,7 @@ def only_here_verdict(
         f"the chain. With {_shown_draw(q, point)}, your formula {mine}, but {whose} gives "
         f"{format_value(point.right)}."
     )
-    reading = read_formula(q, float(answer.value), written, answers)  # type: ignore[arg-type]
-    if reading.finding is not None:
-        reason, why = reading.finding
-        return Verdict(False, f"{head}\n  {why}", reason)
-    return Verdict(False, f"{head}{_hidden_by(q, answer, written)}", "only_here")
+    return _named_or_hidden(q, answer, written, answers, head)
 
 
 def derivation_verdict(
@@ -188,14 +201,12 @@ def differs_symbolically(
     factor (0.333 for 1/3), or cannot be read symbolically: then the numbers stand."""
     import sympy
 
-    from autograder.diagnosis.formula_pair import Formulas, sympy_expr
+    from autograder.diagnosis.formula_pair import Formulas, gap_to_spec
 
     try:
         world = Formulas(q, written, answers)
         world.givens = (*world.givens, *sorted(found[0].pinned))
-        mine = sympy_expr(world, world.expr, world.learner_defs, False)
-        right = sympy_expr(world, world.spec_defs[world.part.name], {}, True)
-        gap = sympy.cancel(sympy.together(mine - right))
+        gap, right = gap_to_spec(world, world.expr, world.learner_defs)
         if gap == 0:
             return False
         if right == 0:
@@ -214,15 +225,10 @@ def hidden_by_size_verdict(
 ) -> Verdict:
     """The verdict on a formula within rounding of the chain only because the numbers are
     large: the mistake when one edit names it, else that it differs."""
-    from autograder.diagnosis.formula_match import read_formula
 
     head = (
         f"✗ {q.label} = {format_value(answer.value)} comes within rounding of PyTorch only "
         "because the numbers are large: as a formula it is not the chain (checked "
         "symbolically, at any numbers)."
     )
-    reading = read_formula(q, float(answer.value), written, answers)  # type: ignore[arg-type]
-    if reading.finding is not None:
-        reason, why = reading.finding
-        return Verdict(False, f"{head}\n  {why}", reason)
-    return Verdict(False, f"{head}{_hidden_by(q, answer, written)}", "only_here")
+    return _named_or_hidden(q, answer, written, answers, head)

@@ -31,6 +31,7 @@ from autograder.diagnosis.formula_pair import (
     STRUCTURAL,
     Formulas,
     Unreadable,
+    gap_to_spec,
     number_in,
     src,
     sympy_expr,
@@ -75,9 +76,7 @@ def _confirmed(world: Formulas, edit: Edit) -> bool:
         top = edit.expr
     else:
         lines[edit.line] = edit.expr
-    mine = sympy_expr(world, top, lines, False)
-    right = sympy_expr(world, world.spec_defs[world.part.name], {}, True)
-    return bool(sympy.cancel(sympy.together(mine - right)) == 0)
+    return bool(gap_to_spec(world, top, lines)[0] == 0)
 
 
 def _same(

@@ -314,6 +314,16 @@ def sympy_expr(
     return convert(node, lines, spec_side)
 
 
+def gap_to_spec(world: Formulas, top: ast.expr, lines: Mapping[str, ast.expr]) -> tuple[Any, Any]:
+    """(the learner's `top`, with `lines`, minus the spec's formula for the part, simplified;
+    the spec's formula), as SymPy expressions over the givens."""
+    import sympy
+
+    mine = sympy_expr(world, top, lines, False)
+    right = sympy_expr(world, world.spec_defs[world.part.name], {}, True)
+    return sympy.cancel(sympy.together(mine - right)), right
+
+
 def flat_factors(spec: ExerciseSpec, part: Part) -> list[Factor]:
     """The part's chain with every earlier part expanded into its own factors."""
     result: list[Factor] = []
