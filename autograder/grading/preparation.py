@@ -22,7 +22,13 @@ from autograder.diagnosis import references
 from autograder.grading import trusted
 from autograder.grading.budgets import BudgetExceeded, Budgets
 from autograder.grading.inert import make_inert
-from autograder.grading.recording import FLAG_KEYS, SANITIZERS, RecordingRun, RepairGradedCells
+from autograder.grading.recording import (
+    FLAG_KEYS,
+    SANITIZERS,
+    RecordingRun,
+    RepairGradedCells,
+    uses_torch,
+)
 from autograder.grading.submissions import SubmissionError, read_file
 from autograder.grading.work import PreparedNotebook, Submission
 
@@ -204,7 +210,11 @@ class Preparation:
                 if needed or not references.is_stored(plan.problem, givens):
                     threading.Thread(target=import_torch, name="torch", daemon=True).start()
                     self.torch_imported = True
-            sub.notebooks.append(PreparedNotebook(notebook_id, notebook, plan, code, givens))
+            sub.notebooks.append(
+                PreparedNotebook(
+                    notebook_id, notebook, plan, code, givens, with_torch=uses_torch(instructor)
+                )
+            )
         if not sub.notebooks:
             found = ", ".join(sorted(p.name for p in present.values())) or "no notebook"
             expected = ", ".join(f"{n}.ipynb" for n in notebook_ids)

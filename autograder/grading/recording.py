@@ -145,7 +145,12 @@ def read_source_cells(
         notebook = gb.find_notebook(notebook_id, assignment)
         plain = {"source": None, "grade": False, "solution": False, "locked": False, "task": False}
         for cell in notebook.source_cells:
-            cells[cell.name] = {**plain, "source": cell.source, "locked": bool(cell.locked)}
+            cells[cell.name] = {
+                **plain,
+                "source": cell.source,
+                "locked": bool(cell.locked),
+                "cell_type": cell.cell_type,
+            }
         for cell in notebook.grade_cells:
             cells.setdefault(cell.name, dict(plain)).update(grade=True, points=cell.max_score)
         for cell in notebook.task_cells:
@@ -153,6 +158,17 @@ def read_source_cells(
         for cell in notebook.solution_cells:
             cells.setdefault(cell.name, dict(plain))["solution"] = True
     return cells
+
+
+def uses_torch(instructor_cells: dict[str, Any]) -> bool:
+    """Whether the instructor's locked code (the setup every learner runs) names torch:
+    the worker's template then imports torch once for all of the assignment's notebooks.
+    Said from the gradebook alone, never from a learner's notebook (what a template holds
+    must not tell one learner anything of another)."""
+    return any(
+        cell["locked"] and cell.get("cell_type") == "code" and "torch" in (cell["source"] or "")
+        for cell in instructor_cells.values()
+    )
 
 
 def reviewed_dir(config: Config) -> Path:
@@ -355,12 +371,9 @@ class Recorder:
         """Let nbgrader's Autograde converter write autograded/ and the gradebook."""
         from nbconvert.preprocessors import ClearMetadataPreprocessor
         from nbgrader.converters import Autograde
-        from nbgrader.preprocessors import (
-            AssignLatePenalties,
-            IgnorePattern,
-            LimitOutput,
-            SaveAutoGrades,
-        )
+        from nbgrader.preprocessors import AssignLatePenalties, IgnorePattern, LimitOutput
+
+        from autograder.grading.saved_grades import SaveAutoGradesAtOnce
 
         config = copy.deepcopy(self.config)
         config.CourseDirectory.assignment_id = sub.assignment
@@ -381,7 +394,7 @@ class Recorder:
             IgnorePattern,
             ClearMetadataPreprocessor,
             LimitOutput,
-            SaveAutoGrades,
+            SaveAutoGradesAtOnce,
             ManualReview(previous, reviewed_dir(config), parent=converter),
             AssignLatePenalties,
             CheckCellMetadata,

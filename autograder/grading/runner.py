@@ -173,7 +173,9 @@ class Grader:
         sources = [prepared.notebook.cells[i].source for i in prepared.code_cells]
         calls = trusted.function_calls(prepared.plan)
         problem = trusted.given_problem(prepared.plan)
-        return worker.execute(sources, calls, prepared.givens, student, problem)
+        return worker.execute(
+            sources, calls, prepared.givens, student, problem, with_torch=prepared.with_torch
+        )
 
     def execute_all(self, sub: Submission) -> list[ExecutionResult]:
         """Run every notebook of a submission (in a pool thread, on one worker)."""

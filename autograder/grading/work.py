@@ -18,6 +18,7 @@ class PreparedNotebook:
     plan: TrustedPlan
     code_cells: list[int]  # indices of the code cells, in order
     givens: dict[str, float] = field(default_factory=dict)  # computed here, for the shim
+    with_torch: bool = False  # the instructor's locked code uses torch (`uses_torch`)
 
 
 @dataclass

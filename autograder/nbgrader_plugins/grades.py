@@ -7,7 +7,8 @@ submitted notebook's grades and comments in one query each and puts the very sam
 the same cell metadata, resolved as nbgrader resolves them (a grade cell's before a task
 cell's of the same name; a solution cell's comment before a task cell's); a cell it cannot
 resolve so is looked up by nbgrader's own `find_grade` / `find_comment`, which raise what
-they raise. It only reads the gradebook, as GetGrades does.
+they raise. It only reads the gradebook, as GetGrades does. (Its recording counterpart,
+`SaveAutoGradesAtOnce`, is the grader's: `autograder.grading.saved_grades`.)
 """
 
 from __future__ import annotations
@@ -19,16 +20,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.api import BaseCell, Comment, Grade, Gradebook
 from nbgrader.preprocessors import GetGrades
 
-GRADE_CELL_TYPES = ("GradeCell", "TaskCell")  # find_grade's order
-COMMENT_CELL_TYPES = ("SolutionCell", "TaskCell")  # find_comment's order
-
-
-def first_of(rows: list[Any], order: tuple[str, ...]) -> dict[str, Any]:
-    """cell name -> the row of the first cell type in `order` that has that name."""
-    found: dict[str, Any] = {}
-    for cell_type in reversed(order):
-        found.update({row.name: row for row in rows if row.type == cell_type})
-    return found
+from autograder.grading.saved_grades import COMMENT_CELL_TYPES, GRADE_CELL_TYPES, first_of
 
 
 class GetGradesAtOnce(GetGrades):  # type: ignore[misc]

@@ -2,12 +2,13 @@
 
 One worker runs per grading slot (inside bubblewrap when the sandbox is on), as two
 processes. Its first act, before it reads anything, is to fork the template
-(`autograder.sandbox.template`), which imports torch and IPython once and from then on
-only forks one child per notebook. This process, the relay, handles the requests: for
-each it writes the request into a fresh memory file, asks the template for a child that
-reads it, and reads the frames the child writes to a fresh pipe. The relay holds every
-student's data in turn, but nothing is ever forked from it; the template, which every
-notebook starts from, never holds any (see `template` and `notebook`).
+(`autograder.sandbox.template`), which imports IPython once (and torch, once an
+assignment needs it) and from then on only forks one child per notebook. This process,
+the relay, handles the requests: for each it writes the request into a fresh memory
+file, asks the template for a child that reads it, and reads the frames the child writes
+to a fresh pipe. The relay holds every student's data in turn, but nothing is ever
+forked from it; the template, which every notebook starts from, never holds any (see
+`template` and `notebook`).
 
 The relay enforces the notebook's limits in time: the CPU its processes spend together
 (counted by its cgroup, so a busy machine does not use the budget up) and, for a notebook
@@ -259,7 +260,7 @@ def relay(request: dict[str, Any], template: Template) -> bool:
     write_frame(request_fd, request)
     read_fd, write_fd = os.pipe()
     started = time.monotonic()
-    child = template.fork(request_fd, write_fd)
+    child = template.fork(request_fd, write_fd, with_torch=request.get("torch") is True)
     os.close(request_fd)
     os.close(write_fd)
     if child is None:

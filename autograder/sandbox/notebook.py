@@ -7,8 +7,9 @@ reads. Nothing of another notebook was ever in this process's memory.
 
 Before any learner code it joins the notebook's cgroups, takes its own namespaces (it
 forks once more: the grandchild is PID 1 of the new PID namespace, so killing it kills
-everything the notebook started), makes its private mounts, sets rlimits, and confines
-itself (`confine`: no capabilities, no_new_privs, seccomp). A failure before the first
+everything the notebook started), makes its private mounts, confines itself (`confine`:
+no capabilities, no_new_privs, seccomp), imports torch if its code names torch and the
+template had not, and sets rlimits. A failure before the first
 cell reports `{"event": "done", "error": ...}` without a "start" frame: the grader then
 fails the submission instead of recording a grade.
 """
@@ -36,6 +37,22 @@ from autograder.sandbox.isolation import (
     redirect_standard_fds,
     set_limits,
 )
+
+
+def load_torch() -> None:
+    """Import torch with one intra-op thread (its thread pool then never starts, so
+    forking stays safe); where torch is loaded already, only the thread count is set."""
+    import torch
+
+    torch.set_num_threads(1)
+    if torch.get_num_interop_threads() != 1:
+        with contextlib.suppress(RuntimeError):  # settable once, before any parallel work
+            torch.set_num_interop_threads(1)
+
+
+def mentions_torch(cells: list[Any]) -> bool:
+    """Whether any of the notebook's code cells names torch (its own cells only)."""
+    return any(isinstance(source, str) and "torch" in source for source in cells)
 
 
 def call_function(shell: Any, call: dict[str, Any]) -> dict[str, Any]:
@@ -153,12 +170,14 @@ def child_main(shell: Any, request_fd: int, out_fd: int) -> None:
         os.makedirs(workdir, exist_ok=True)
         os.chdir(workdir)
         os.environ["HOME"] = workdir
-        set_limits(limits)
-        import torch
-
-        torch.set_num_threads(1)
         if isolated or request.get("require_isolation"):
             confine()
+        # After confine: any thread torch starts is confined as well. Before the limits:
+        # torch, when the notebook's code names it, is not counted as the notebook's own
+        # memory, as where the template imported it (a hidden import is counted).
+        if "torch" in sys.modules or mentions_torch(request.get("cells", [])):
+            load_torch()
+        set_limits(limits)
         tell_shim(request)
         redirect_standard_fds()
     except BaseException as error:

@@ -114,7 +114,7 @@ class Worker:
         """Spawn the worker without waiting; the next `execute` waits for it to be ready.
 
         The grader calls this before discovering and preparing submissions, so the
-        worker's fixed start-up (bubblewrap, Python, `import torch`) overlaps that work.
+        worker's fixed start-up (bubblewrap, Python, IPython) overlaps that work.
         It spawns in the calling thread: the sandbox dies with the thread that started it
         (PR_SET_PDEATHSIG), so that thread must outlive the worker (the main thread does).
         """
@@ -127,7 +127,7 @@ class Worker:
             self._starting = True
 
     def start(self) -> None:
-        """Start the worker and wait until it has imported torch and is ready."""
+        """Start the worker and wait until it is ready."""
         self.spawn()
         self.wait_ready()
 
@@ -174,7 +174,7 @@ class Worker:
             raise SandboxUnavailable(f"cannot start the execution worker: {error}") from None
 
     def wait_ready(self) -> None:
-        """Wait until the spawned worker has imported torch (SandboxUnavailable if not)."""
+        """Wait until the spawned worker is ready (SandboxUnavailable if not)."""
         self._starting = False
         ready = self._read(deadline=time.monotonic() + 120)
         if ready is None or ready.get("event") != "ready":
@@ -202,10 +202,13 @@ class Worker:
         givens: dict[str, float] | None = None,
         learner: str = "",
         problem: str = "",
+        with_torch: bool = False,
     ) -> ExecutionResult:
         """Run the code cells of one notebook; never raises for anything the notebook does.
         `givens`, `learner` and `problem` (the learner's problem in words) are what the
-        Given cell prints."""
+        Given cell prints. `with_torch`: the assignment's own code uses torch, so the
+        worker's template imports it once for every later notebook (say it from the
+        instructor's cells only: what a template holds must not depend on a learner's)."""
         if self._starting:
             try:
                 self.wait_ready()
@@ -225,6 +228,7 @@ class Worker:
             "givens": givens or {},
             "learner": learner,
             "problem": problem,
+            "torch": with_torch,
             "isolate": True,
             "require_isolation": self.sandbox.enabled,
             "cgroups": (

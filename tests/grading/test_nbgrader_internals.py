@@ -138,3 +138,22 @@ def test_a_lasting_grader_shares_the_gradebook_engine_across_runs_until_closed(
     assert grader.gradebook_work.engines[url] is engine
     grader.close()
     assert not grader.gradebook_work.engines
+
+
+@pytest.mark.processes  # the graded course is made by `autograder grade`
+def test_the_worker_preloads_torch_for_an_assignment_whose_setup_uses_it(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Said from the instructor's cells in the gradebook: 05 and 08 import torch in their
+    locked setup cells, the others do not (02 only names it in a question's text)."""
+    from nbgrader_course import shared_autograded_course
+
+    from autograder.core.givens import COURSE_ID
+    from autograder.grading.recording import read_source_cells, uses_torch
+
+    course = shared_autograded_course(tmp_path_factory)
+    url = f"sqlite:///{course / 'gradebook.db'}"
+    assignments = sorted(p.name for p in (course / "solutions").iterdir() if p.is_dir())
+    assert len(assignments) == 9
+    preloaded = [a for a in assignments if uses_torch(read_source_cells(url, COURSE_ID, a, a))]
+    assert preloaded == ["05_three_mechanics", "08_when_backward_complains"]

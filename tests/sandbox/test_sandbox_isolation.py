@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import stall_guard  # an honest notebook's wall time: only a hang reaches it
@@ -117,7 +118,9 @@ def test_a_notebook_finds_nothing_of_the_students_graded_before_it(tmp_path: Pat
         for one in earlier:
             givens = one["givens"]
             assert isinstance(givens, dict)
-            result = worker.execute(cells_of(one), givens=givens, learner=str(one["learner"]))
+            result = worker.execute(
+                cells_of(one), givens=givens, learner=str(one["learner"]), with_torch=True
+            )  # an assignment that uses torch: the template holds torch as well
             assert result.status == "ok", result.detail
             assert str(one["answer"]) in result.cells[1]["outputs"][0]["text"]
             assert worker.process is not None
@@ -126,7 +129,10 @@ def test_a_notebook_finds_nothing_of_the_students_graded_before_it(tmp_path: Pat
         givens = scanner["givens"]
         assert isinstance(givens, dict)
         result = worker.execute(
-            [*cells_of(scanner), source], givens=givens, learner=str(scanner["learner"])
+            [*cells_of(scanner), source],
+            givens=givens,
+            learner=str(scanner["learner"]),
+            with_torch=True,
         )
         assert worker.process is not None
         pids.append(worker.process.pid)
@@ -140,6 +146,38 @@ def test_a_notebook_finds_nothing_of_the_students_graded_before_it(tmp_path: Pat
     assert report["found"]["own name"] > 0 and report["found"]["own x as double"] > 0, report
     leaked = {label: n for label, n in report["found"].items() if n and "earlier" in label}
     assert leaked == {}, f"earlier students' data in the notebook's memory: {leaked}"
+
+
+TORCH_LOADED = "import sys\nprint(('to' + 'rch') in sys.modules)"  # never names it whole
+
+
+def printed_text(result: Any, cell: int) -> str:
+    return "".join(o.get("text", "") for o in result.cells[cell]["outputs"]).strip()
+
+
+@pytest.mark.processes
+def test_the_template_imports_torch_only_for_an_assignment_that_uses_it(tmp_path: Path) -> None:
+    """A worker starts without torch; a learner's own torch (named or hidden) is imported
+    in that learner's child alone and works confined; only an assignment's own use of
+    torch (`with_torch`, said from the instructor's cells) puts it in the template."""
+    worker = Worker(Sandbox(wall_seconds=stall_guard.STALL_SECONDS), tmp_path / "logs")
+    try:
+        plain = worker.execute([TORCH_LOADED])
+        own = worker.execute(["import torch\nprint(torch.tensor(2.0) * 3)", TORCH_LOADED])
+        hidden = worker.execute(["m = __import__('to' + 'rch')\nprint(float(m.ones(3).sum()))"])
+        after = worker.execute([TORCH_LOADED])
+        assignment = worker.execute([TORCH_LOADED], with_torch=True)
+        later = worker.execute([TORCH_LOADED])
+    finally:
+        worker.stop()
+    for result in (plain, own, hidden, after, assignment, later):
+        assert result.status == "ok", result.detail
+    assert printed_text(plain, 0) == "False"
+    assert (printed_text(own, 0), printed_text(own, 1)) == ("tensor(6.)", "True")
+    assert printed_text(hidden, 0) == "3.0"
+    assert printed_text(after, 0) == "False", "a learner's import must not reach the template"
+    assert printed_text(assignment, 0) == "True"
+    assert printed_text(later, 0) == "True", "imported once, for every later notebook"
 
 
 DEEP_FRAME = r"""
