@@ -9,10 +9,12 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder.core.terminal import shown
 from autograder.grading.course import course_problem
 from autograder.sandbox.workers import (
+    STATE_DIR,
     Sandbox,
     SandboxUnavailable,
     Worker,
@@ -21,6 +23,9 @@ from autograder.sandbox.workers import (
     load_config,
     worker_log_dir,
 )
+
+if TYPE_CHECKING:
+    from autograder.diagnosis.prefetch import Prefetch
 
 DESCRIPTION = """\
 Autograde every submission under submitted/ of an nbgrader course, in parallel and
@@ -264,18 +269,27 @@ def grade(args: argparse.Namespace) -> int:
     sandbox = checked_sandbox(args, course)
     if sandbox is None:
         return 2
-    # The first worker (bubblewrap, Python, `import torch`: seconds) starts now, while
+    # The first worker (bubblewrap, Python, IPython: a fraction of a second) starts now, while
     # nbgrader is imported and the submissions are discovered and prepared.
     first = Worker(sandbox, worker_log_dir(course))
     first.start_soon()
+    # In a course graded for the first time, PyTorch computes the reference values in a
+    # process of its own from now on, on the other core (`diagnosis.prefetch`).
+    from autograder.diagnosis.prefetch import for_new_store
+
+    prefetch = for_new_store(course / STATE_DIR / "references")
     try:
-        return grade_with(args, course, first)
+        return grade_with(args, course, first, prefetch)
     finally:
         first.stop(now=True)  # normally stopped already, with the grader's workers
+        if prefetch is not None:
+            prefetch.close()
 
 
-def grade_with(args: argparse.Namespace, course: Path, first: Worker) -> int:
-    """Grade with `first` as the first worker; the exit status."""
+def grade_with(
+    args: argparse.Namespace, course: Path, first: Worker, prefetch: Prefetch | None = None
+) -> int:
+    """Grade with `first` as the first worker (and `prefetch`, if any); the exit status."""
     from tqdm import tqdm
 
     from autograder.grading.runner import Grader
@@ -291,6 +305,7 @@ def grade_with(args: argparse.Namespace, course: Path, first: Worker) -> int:
         force=args.force,
         seed=args.seed,
         workers=[first],
+        prefetch=prefetch,
     )
     started = time.monotonic()
     counts = {"graded": 0, "failed": 0, "skipped": 0}

@@ -22,13 +22,18 @@ the sandboxed run, nbgrader's recording (Autograde converter, gradebook), feedba
 generation (nbconvert HTML) and release; it prints seconds per hand-in for each stage and
 the rate the machine's cores could sustain.
 
+`--busy N` keeps N other processes spinning on the CPU from before the service starts to
+the end (a machine already busy when the rush comes).
+
     python benchmarks/deadline_rush.py --hand-ins 200 --within 60
+    python benchmarks/deadline_rush.py --hand-ins 200 --within 60 --busy 2
     python benchmarks/deadline_rush.py --profile 20 --hand-ins 0
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import base64
 import dataclasses
 import datetime
@@ -261,6 +266,14 @@ def main() -> int:
     parser.add_argument("--within", type=float, default=60.0, help="seconds")
     parser.add_argument("--wait", type=float, default=900.0, help="seconds after the last")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="stage times first")
+    parser.add_argument(
+        "--busy",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N processes spin on the CPU from before the service starts to the rush's end "
+        "(a machine busy with other work: the latencies from a busy start)",
+    )
     args = parser.parse_args()
     if args.profile:
         with tempfile.TemporaryDirectory(prefix="deadline-rush-profile-") as tmp:
@@ -278,6 +291,10 @@ def main() -> int:
         notebooks = answered_notebooks(students, Path(tmp))
         inbound = exchange / COURSE_ID / "inbound"
         env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+        spinners = [
+            subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)
+        ]
+        atexit.register(lambda: [spinner.kill() for spinner in spinners])  # however it ends
         command = [str(BIN / "autograder"), "serve", "--course-dir", str(course)]
         service = subprocess.Popen(
             [*command, "--release-feedback"],
@@ -339,12 +356,17 @@ def main() -> int:
                 for part, used in cpu_parts(service.pid).items()
             }
         finally:
+            for spinner in spinners:
+                spinner.kill()
+                spinner.wait()
             service.send_signal(signal.SIGTERM)
             service.wait(timeout=120)
     to_graded = [graded[s][0] - handed[s] for s in students if s in graded]
     to_released = [released[s] - handed[s] for s in students if s in released]
     wrong = [s for s in students if s in graded and graded[s][1] != expected[s]]
     lost = [s for s in students if s not in graded] + wrong
+    if args.busy:
+        print(f"{args.busy} other processes kept the CPU busy from before the service started")
     print(
         f"{len(students)} hand-ins placed in {spread:.1f} s through the exchange (1-minute "
         f"load average: {load_at_start:.1f} at the start, {load_after_spread:.1f} after the "

@@ -61,6 +61,11 @@ def stored_in(folder: Path) -> Iterator[None]:
         _store = previous
 
 
+def holds_values(folder: Path) -> bool:
+    """Whether `folder` (a `stored_in` folder) holds values computed by this code."""
+    return (folder / _code_fingerprint()).is_dir()
+
+
 def _read_stored(path: Path | None) -> dict[str, Any] | None:
     if path is None:
         return None

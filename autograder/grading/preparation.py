@@ -11,7 +11,7 @@ import random
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import nbformat
 from nbconvert.exporters.exporter import ResourcesDict
@@ -31,6 +31,9 @@ from autograder.grading.recording import (
 )
 from autograder.grading.submissions import SubmissionError, read_file
 from autograder.grading.work import PreparedNotebook, Submission
+
+if TYPE_CHECKING:
+    from autograder.diagnosis.prefetch import Prefetch
 
 
 def import_torch() -> None:
@@ -141,7 +144,11 @@ class Preparation:
         budgets: Budgets,
         rng: random.Random,
         run: RecordingRun,
+        prefetch: Prefetch | None = None,
     ) -> None:
+        """`prefetch`: where reference values not stored yet are asked for (else PyTorch
+        is imported here, in the background, to compute them)."""
+        self.prefetch = prefetch
         self.config = config
         self.run = run
         self.coursedir = coursedir
@@ -207,7 +214,14 @@ class Preparation:
             plan.problem = trusted.problem_for(plan.exercise, sub.student, self.site)
             if plan.problem and not self.torch_imported:
                 needed = plan.function_checks or plan.class_checks
-                if needed or not references.is_stored(plan.problem, givens):
+                missing = not references.is_stored(plan.problem, givens)
+                asked = (
+                    missing
+                    and not needed
+                    and self.prefetch is not None
+                    and self.prefetch.ask(plan.problem, givens)
+                )
+                if (needed or missing) and not asked:
                     threading.Thread(target=import_torch, name="torch", daemon=True).start()
                     self.torch_imported = True
             sub.notebooks.append(

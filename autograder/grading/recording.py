@@ -139,24 +139,32 @@ def read_source_cells(
     db_url: str, course_id: str, assignment: str, notebook_id: str
 ) -> dict[str, Any]:
     """grade_id -> the instructor's source and nbgrader flags for that cell, from the
-    gradebook (`RecordingRun.source_cells` reads each notebook's once per run)."""
+    gradebook (`RecordingRun.source_cells` reads each notebook's once per run). Read as
+    plain columns, one query per kind of cell, in the order nbgrader's own relationships
+    give them (the same statements, without building an object per cell)."""
+    from nbgrader.api import GradeCell, SolutionCell, SourceCell, TaskCell
+
     cells: dict[str, Any] = {}
     with Gradebook(db_url, course_id) as gb:
-        notebook = gb.find_notebook(notebook_id, assignment)
+        notebook = gb.find_notebook(notebook_id, assignment).id
         plain = {"source": None, "grade": False, "solution": False, "locked": False, "task": False}
-        for cell in notebook.source_cells:
-            cells[cell.name] = {
+        sources = gb.db.query(
+            SourceCell.name, SourceCell.source, SourceCell.locked, SourceCell.cell_type
+        ).filter(SourceCell.notebook_id == notebook)
+        for name, source, locked, cell_type in sources:
+            cells[name] = {
                 **plain,
-                "source": cell.source,
-                "locked": bool(cell.locked),
-                "cell_type": cell.cell_type,
+                "source": source,
+                "locked": bool(locked),
+                "cell_type": cell_type,
             }
-        for cell in notebook.grade_cells:
-            cells.setdefault(cell.name, dict(plain)).update(grade=True, points=cell.max_score)
-        for cell in notebook.task_cells:
-            cells.setdefault(cell.name, dict(plain)).update(task=True, points=cell.max_score)
-        for cell in notebook.solution_cells:
-            cells.setdefault(cell.name, dict(plain))["solution"] = True
+        for kind, flag in ((GradeCell, "grade"), (TaskCell, "task")):
+            rows = gb.db.query(kind.name, kind.max_score).filter(kind.notebook_id == notebook)
+            for name, max_score in rows:
+                cells.setdefault(name, dict(plain)).update({flag: True, "points": max_score})
+        solutions = gb.db.query(SolutionCell.name).filter(SolutionCell.notebook_id == notebook)
+        for (name,) in solutions:
+            cells.setdefault(name, dict(plain))["solution"] = True
     return cells
 
 

@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nbgrader.coursedir import CourseDirectory
 
@@ -62,6 +62,9 @@ from autograder.sandbox.workers import (
     worker_log_dir,
 )
 
+if TYPE_CHECKING:
+    from autograder.diagnosis.prefetch import Prefetch
+
 __all__ = ["STATE_DIR", "Grader", "Outcome", "Submission", "load_config"]
 
 
@@ -81,8 +84,10 @@ class Grader:
         log: logging.Logger | None = None,
         workers: list[Worker] | None = None,
         persistent: bool = False,
+        prefetch: Prefetch | None = None,
     ) -> None:
         """`workers`: already spawned (`Worker.start_soon`) with this course's sandbox.
+        `prefetch`: started for this course's reference store (`diagnosis.prefetch`).
         `persistent`: workers and their threads outlive each `run` (a grading service);
         `close` stops them."""
         use_this_environment()
@@ -109,8 +114,9 @@ class Grader:
         )
         rng = random.Random(seed if seed is not None else secrets.randbits(64))
         self.recording = RecordingRun()  # what nbgrader's preprocessors are handed
+        self.prefetch = prefetch
         self.preparation = Preparation(
-            self.config, self.coursedir, self.budgets, rng, self.recording
+            self.config, self.coursedir, self.budgets, rng, self.recording, prefetch
         )
         self.recorder = Recorder(self.config, self.coursedir, self.budgets, self.recording)
         self._idle: queue.SimpleQueue[Worker] = queue.SimpleQueue()
@@ -201,6 +207,8 @@ class Grader:
             return self.fail(sub, unexecuted)
         checks: dict[str, list[dict[str, Any]]] = {}
         for prepared, result in zip(sub.notebooks, results, strict=True):
+            if self.prefetch is not None and prepared.plan.problem:
+                self.prefetch.wait(prepared.plan.problem, prepared.givens)
             verdicts = trusted.verdicts(
                 prepared.plan, prepared.notebook.cells, result.calls, prepared.givens
             )

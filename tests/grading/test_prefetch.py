@@ -1,0 +1,94 @@
+"""Reference values computed ahead in their own process are the ones the judge computes.
+
+In a course graded for the first time, `autograder grade` starts `diagnosis.prefetch` at
+once and asks it for each learner's values as their notebook is prepared; the judge
+waits for a learner's answer, then reads the values from the store. Here several
+learners, of the lesson's structure and of the class variants, are asked for through a
+real prefetch process into one store, and computed in this process into another: the
+two stores must hold the same files with the same values, and a prefetch that ended
+must leave the judge to compute (never wait forever, never stand for a value).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autograder.core.givens import COURSE_ID, Site
+from autograder.diagnosis import fresh_points, references
+from autograder.diagnosis.fresh_points import fresh_draws
+from autograder.diagnosis.prefetch import Prefetch, for_new_store
+from autograder.diagnosis.references import holds_values, reference_values, stored_in
+from autograder.grading.trusted import givens_for, problem_for
+from autograder.specs import exercise_spec
+
+pytestmark = pytest.mark.processes  # a prefetch is a process of its own
+
+LEARNERS = ("ada", "ben", "s017", "s042")
+EXERCISES = ("03_a_neuron_by_hand", "08_when_backward_complains", "06_one_backward_every_parameter")
+
+
+def asked(site: Site) -> list[tuple[str, dict[str, float]]]:
+    """(problem, givens) of each learner of each exercise in installation `site`."""
+    found = []
+    for exercise in EXERCISES:
+        for learner in LEARNERS:
+            problem = problem_for(exercise, learner, site)
+            assert problem is not None
+            found.append((problem, givens_for(exercise, learner, site)))
+    return found
+
+
+def stored(folder: Path) -> dict[str, object]:
+    return {
+        str(path.relative_to(folder)): json.loads(path.read_text())
+        for path in sorted(folder.rglob("*.json"))
+    }
+
+
+@pytest.mark.parametrize("secret", [None, "a class secret"])
+def test_prefetched_values_are_the_ones_the_judge_computes(
+    tmp_path: Path, secret: str | None
+) -> None:
+    site = Site(COURSE_ID, secret)
+    learners = asked(site)
+    if secret:
+        assert len({problem for problem, _ in learners}) > len(EXERCISES), "variants too"
+    ahead, here = tmp_path / "ahead", tmp_path / "here"
+    prefetch = for_new_store(ahead)
+    assert prefetch is not None, "a store that holds nothing yet is prefetched"
+    try:
+        for problem, givens in learners:
+            assert prefetch.ask(problem, givens)
+        for problem, givens in reversed(learners):
+            prefetch.wait(problem, givens)
+        assert holds_values(ahead)
+        assert for_new_store(ahead) is None, "a store that holds values is not"
+    finally:
+        prefetch.close()
+    references._values.cache_clear()  # computed afresh here, not remembered from elsewhere
+    fresh_points._fresh.cache_clear()
+    with stored_in(here):
+        for problem, givens in learners:
+            spec = exercise_spec(problem)
+            reference_values(problem, {**spec.constants, **givens})
+            fresh_draws(problem, givens)
+            reference_values(problem, {**spec.lesson_givens, **spec.constants})
+    computed = stored(here)
+    assert len(computed) >= 4 * len(learners), "values, draws and the lesson's, per learner"
+    assert stored(ahead) == computed
+
+
+def test_a_prefetch_that_ended_leaves_the_judge_to_compute(tmp_path: Path) -> None:
+    prefetch = Prefetch(tmp_path / "store")
+    problem, givens = asked(Site(COURSE_ID, None))[0]
+    assert prefetch.process is not None
+    prefetch.process.kill()
+    prefetch.process.wait()
+    prefetch.ask(problem, givens)  # written into a closed pipe, or not at all
+    prefetch.wait(problem, givens)  # returns: nothing more will come
+    prefetch.close()
+    assert not prefetch.ask(problem, givens), "a closed prefetch asks for nothing"
+    assert not list((tmp_path / "store").rglob("*.json"))
