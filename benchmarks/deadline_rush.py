@@ -23,10 +23,11 @@ generation (nbconvert HTML) and release; it prints seconds per hand-in for each 
 the rate the machine's cores could sustain.
 
 `--busy N` keeps N other processes spinning on the CPU from before the service starts to
-the end (a machine already busy when the rush comes).
+the end, or through the first `--busy-for` seconds of the rush (a machine already busy
+when the rush comes).
 
     python benchmarks/deadline_rush.py --hand-ins 200 --within 60
-    python benchmarks/deadline_rush.py --hand-ins 200 --within 60 --busy 2
+    python benchmarks/deadline_rush.py --hand-ins 200 --within 60 --busy 2 --busy-for 20
     python benchmarks/deadline_rush.py --profile 20 --hand-ins 0
 """
 
@@ -271,8 +272,15 @@ def main() -> int:
         type=int,
         default=0,
         metavar="N",
-        help="N processes spin on the CPU from before the service starts to the rush's end "
-        "(a machine busy with other work: the latencies from a busy start)",
+        help="N processes spin on the CPU from before the service starts (a machine busy "
+        "with other work when the rush comes)",
+    )
+    parser.add_argument(
+        "--busy-for",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="the spinning ends this long after the first hand-in (default: at the end)",
     )
     args = parser.parse_args()
     if args.profile:
@@ -294,7 +302,14 @@ def main() -> int:
         spinners = [
             subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)
         ]
-        atexit.register(lambda: [spinner.kill() for spinner in spinners])  # however it ends
+
+        def stop_spinning() -> None:
+            for spinner in spinners:
+                spinner.kill()
+                spinner.wait()
+            spinners.clear()
+
+        atexit.register(stop_spinning)  # however it ends
         command = [str(BIN / "autograder"), "serve", "--course-dir", str(course)]
         service = subprocess.Popen(
             [*command, "--release-feedback"],
@@ -344,6 +359,8 @@ def main() -> int:
             for i, student in enumerate(students):
                 drain(start + i * args.within / len(students))
                 handed[student] = hand_in(inbound, student, notebooks[student])
+                if args.busy_for and time.perf_counter() - start > args.busy_for:
+                    stop_spinning()
             spread = time.perf_counter() - start
             load_after_spread = os.getloadavg()[0]
             deadline = time.perf_counter() + args.wait
@@ -356,9 +373,7 @@ def main() -> int:
                 for part, used in cpu_parts(service.pid).items()
             }
         finally:
-            for spinner in spinners:
-                spinner.kill()
-                spinner.wait()
+            stop_spinning()
             service.send_signal(signal.SIGTERM)
             service.wait(timeout=120)
     to_graded = [graded[s][0] - handed[s] for s in students if s in graded]
@@ -366,7 +381,11 @@ def main() -> int:
     wrong = [s for s in students if s in graded and graded[s][1] != expected[s]]
     lost = [s for s in students if s not in graded] + wrong
     if args.busy:
-        print(f"{args.busy} other processes kept the CPU busy from before the service started")
+        until = f"the first {args.busy_for:g} s of the rush" if args.busy_for else "the end"
+        print(
+            f"{args.busy} other processes spun on the CPU from before the service started "
+            f"to {until}"
+        )
     print(
         f"{len(students)} hand-ins placed in {spread:.1f} s through the exchange (1-minute "
         f"load average: {load_at_start:.1f} at the start, {load_after_spread:.1f} after the "
