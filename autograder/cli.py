@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -277,13 +278,28 @@ def grade(args: argparse.Namespace) -> int:
     # process of its own from now on, on the other core (`diagnosis.prefetch`).
     from autograder.diagnosis.prefetch import for_new_store
 
-    prefetch = for_new_store(course / STATE_DIR / "references")
+    prefetch = for_new_store(
+        course / STATE_DIR / "references", instructor_notebooks(sandbox, course, args.assignments)
+    )
     try:
         return grade_with(args, course, first, prefetch)
     finally:
         first.stop(now=True)  # normally stopped already, with the grader's workers
         if prefetch is not None:
             prefetch.close()
+
+
+def instructor_notebooks(
+    sandbox: Sandbox, course: Path, assignments: list[str] | None
+) -> Iterator[Path]:
+    """The instructor's notebooks of `assignments` (else of every assignment) in the
+    course's source folder, as nbgrader lays it out by default (a course laid out
+    otherwise has none found here)."""
+    source = course / str(sandbox.config.CourseDirectory.get("source_directory", "source"))
+    if not assignments:
+        yield from source.glob("*/*.ipynb")
+    for name in assignments or ():
+        yield from (source / name).glob("*.ipynb")
 
 
 def grade_with(

@@ -20,7 +20,7 @@ import json
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO
 
@@ -92,13 +92,37 @@ class Prefetch:
         self.process = None
 
 
-def for_new_store(store: Path) -> Prefetch | None:
+EXERCISE_MARK = b"Exercise("
+"""What an instructor notebook that sets one of the course's exercises holds (its locked
+cell calls `Exercise("<name>")`); a notebook without it never asks for reference values."""
+
+
+def may_ask(instructor_notebooks: Iterable[Path]) -> bool:
+    """Whether grading the assignments of `instructor_notebooks` may ask for reference
+    values: unless some were found and none of them names an exercise (nbgrader's own
+    course, say). Only a first look, to spare a process that would import PyTorch for
+    nothing; the judge still decides from the gradebook, and computes what it needs."""
+    found = False
+    for path in instructor_notebooks:
+        found = True
+        try:
+            if EXERCISE_MARK in path.read_bytes():
+                return True
+        except OSError:
+            return True
+    return not found
+
+
+def for_new_store(store: Path, instructor_notebooks: Iterable[Path] = ()) -> Prefetch | None:
     """A `Prefetch` when `store` holds no values of this code yet (a course graded for
-    the first time, or since the specs or PyTorch changed); else None: then the few
-    learners not stored yet are computed in the grader, as before."""
+    the first time, or since the specs or PyTorch changed) and the assignments may ask
+    for some (`may_ask`); else None: then the few learners not stored yet are computed
+    in the grader, as before."""
     from autograder.diagnosis.references import holds_values
 
-    return None if holds_values(store) else Prefetch(store)
+    if holds_values(store) or not may_ask(instructor_notebooks):
+        return None
+    return Prefetch(store)
 
 
 def serve(store: Path, requests: IO[str], answers: IO[str]) -> None:

@@ -19,7 +19,7 @@ import pytest
 from autograder.core.givens import COURSE_ID, Site
 from autograder.diagnosis import fresh_points, references
 from autograder.diagnosis.fresh_points import fresh_draws
-from autograder.diagnosis.prefetch import Prefetch, for_new_store
+from autograder.diagnosis.prefetch import Prefetch, for_new_store, may_ask
 from autograder.diagnosis.references import holds_values, reference_values, stored_in
 from autograder.grading.trusted import givens_for, problem_for
 from autograder.specs import exercise_spec
@@ -92,3 +92,34 @@ def test_a_prefetch_that_ended_leaves_the_judge_to_compute(tmp_path: Path) -> No
     prefetch.close()
     assert not prefetch.ask(problem, givens), "a closed prefetch asks for nothing"
     assert not list((tmp_path / "store").rglob("*.json"))
+
+
+def test_no_prefetch_for_assignments_that_set_no_exercise(tmp_path: Path) -> None:
+    """`autograder grade` starts the prefetch (and its PyTorch) only for assignments whose
+    instructor notebooks may set one of the course's exercises: not for nbgrader's own
+    user-guide course; still when it cannot tell (no instructor notebook found)."""
+    import shutil
+
+    import nbgrader
+
+    from autograder.cli import instructor_notebooks
+    from autograder.sandbox.settings import Sandbox, load_config
+
+    repo = Path(__file__).resolve().parents[2]
+    guide = Path(nbgrader.__file__).parent / "docs" / "source" / "user_guide" / "source"
+    course = tmp_path / "course"
+    shutil.copytree(repo / "solutions" / EXERCISES[0], course / "solutions" / EXERCISES[0])
+    shutil.copytree(guide / "ps1", course / "solutions" / "ps1")
+    shutil.copy(repo / "nbgrader_config.py", course)  # its source folder is solutions/
+    sandbox = Sandbox(config=load_config(course))
+
+    def notebooks(*names: str) -> list[Path]:
+        return sorted(instructor_notebooks(sandbox, course, list(names) or None))
+
+    assert [p.name for p in notebooks("ps1")] == ["problem1.ipynb", "problem2.ipynb"]
+    assert len(notebooks()) == 3
+    assert not may_ask(notebooks("ps1"))
+    assert for_new_store(tmp_path / "store", notebooks("ps1")) is None
+    assert may_ask(notebooks(EXERCISES[0])) and may_ask(notebooks())
+    assert may_ask(notebooks("not_an_assignment")), "nothing found: it cannot tell"
+    assert may_ask([course / "missing.ipynb"]), "unreadable: it cannot tell"
