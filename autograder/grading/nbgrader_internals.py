@@ -15,6 +15,12 @@ plugins named in the config) is used everywhere; what is not public is used only
   `sanitize_preprocessors` and `autograde_preprocessors` to preprocessor *instances* made
   with the grading run: nbgrader 0.9 registers each item of those lists as it is, for
   every notebook.
+- Two of nbgrader's preprocessors are subclassed to read a notebook's rows at once,
+  relying on how nbgrader 0.9 runs them: `saved_grades.SaveAutoGradesAtOnce` (its
+  `_add_score` and `_add_comment` per cell) and `checked_cells.OverwriteCellsAtOnce`
+  (`preprocess` opens the notebook's Gradebook as `self.gradebook`, then
+  `preprocess_cell` asks it `find_source_cell` and `find_graded_cell`). Each has a test
+  that runs it beside nbgrader's own over the sample class.
 
 `CHECKED_VERSIONS` are the nbgrader versions these were read against; `check_version`
 (called before anything is patched) refuses another, so an upgrade is noticed here, by

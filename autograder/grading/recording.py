@@ -35,7 +35,6 @@ from nbgrader.preprocessors import (
     ClearOutput,
     DeduplicateIds,
     NbGraderPreprocessor,
-    OverwriteCells,
     OverwriteKernelspec,
 )
 from traitlets.config import Config
@@ -43,6 +42,7 @@ from traitlets.config import Config
 from autograder.core.verdict import Verdict
 from autograder.grading import trusted
 from autograder.grading.budgets import Budgets
+from autograder.grading.checked_cells import OverwriteCellsAtOnce
 from autograder.grading.inert import safe_count, safe_output
 from autograder.grading.manual_review import ManualReview
 from autograder.grading.nbgrader_internals import GradebookWork
@@ -276,7 +276,7 @@ SANITIZERS = [
     ClearOutput,
     DeduplicateIds,
     OverwriteKernelspec,
-    OverwriteCells,
+    OverwriteCellsAtOnce,
     CheckCellMetadata,
 ]
 

@@ -3,7 +3,8 @@
 For every submission under `submitted/<student>/<assignment>/`:
 1. prepare (grader process): read each notebook defensively, note any tampering, undo
    metadata tampering (`RepairGradedCells`) and sanitise it with nbgrader's own
-   preprocessors (ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells,
+   preprocessors (ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, its
+   lookups answered from the notebook's cells read at once: `checked_cells`,
    CheckCellMetadata);
 2. execute (parallel, sandboxed workers, see `autograder.sandbox`);
 3. judge: test cells the grader can verify itself get their outputs from `trusted`;
