@@ -1,4 +1,4 @@
-"""Benchmark: what nbgrader's OverwriteCells costs a hand-in, and what reading its cells at once saves.
+"""Benchmark: what nbgrader's OverwriteCells costs a notebook, and what reading at once saves.
 
 The grader sanitises every notebook handed in with nbgrader's own preprocessors; one of
 them, OverwriteCells, asks the gradebook two questions per graded or locked cell. The
