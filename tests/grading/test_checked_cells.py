@@ -59,17 +59,24 @@ def overwritten(
     """The notebook `preprocessor` leaves (or the error it raises), and the warnings it logs."""
     from nbconvert.exporters.exporter import ResourcesDict
 
-    made = preprocessor(config=config)
     logged: list[str] = []
     handler = logging.Handler()
     handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
-    made.log.addHandler(handler)
+    # a logger of its own: the shared one's level is whatever an earlier test left it at
+    log = logging.getLogger(f"{__name__}.{preprocessor.__name__}")
+    log.setLevel(logging.WARNING)
+    log.propagate = False
+    log.addHandler(handler)
+    made = preprocessor(config=config, log=log)
+    disabled = logging.root.manager.disable  # (and logging not switched off meanwhile)
+    logging.disable(logging.NOTSET)
     try:
         result, _ = made.preprocess(copy.deepcopy(notebook), ResourcesDict(nbgrader=resources))
     except Exception as error:  # nbgrader's own, on a cell it cannot add back: the same
         result = f"{type(error).__name__}: {error}"
     finally:
-        made.log.removeHandler(handler)
+        logging.disable(disabled)
+        log.removeHandler(handler)
     return result, logged
 
 
