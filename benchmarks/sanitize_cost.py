@@ -35,7 +35,6 @@ def main() -> int:
     logging.getLogger("traitlets").setLevel(logging.ERROR)  # the class's tampering, noted
 
     import nbformat
-    from nbconvert.exporters.exporter import ResourcesDict
     from nbgrader.preprocessors import OverwriteCells
     from sqlalchemy import event
     from sqlalchemy.engine import Engine
@@ -43,6 +42,7 @@ def main() -> int:
     from autograder.authoring.sample_class import make_course, submit_sample_class
     from autograder.grading.checked_cells import OverwriteCellsAtOnce
     from autograder.grading.nbgrader_internals import shared_gradebook_work
+    from autograder.grading.recording import notebook_resources
 
     statements = {"count": 0}
 
@@ -66,13 +66,8 @@ def main() -> int:
                     event.listen(Engine, "before_cursor_execute", count)
                     started = time.process_time()
                     for path, notebook in notebooks:
-                        resources = ResourcesDict(
-                            nbgrader={
-                                "notebook": path.stem,
-                                "assignment": path.parent.name,
-                                "student": path.parent.parent.name,
-                                "db_url": url,
-                            }
+                        resources = notebook_resources(
+                            path.parent.parent.name, path.parent.name, path.stem, url
                         )
                         tool().preprocess(copy.deepcopy(notebook), resources)
                     cpu[name].append((time.process_time() - started) / len(notebooks))

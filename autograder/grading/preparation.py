@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import nbformat
-from nbconvert.exporters.exporter import ResourcesDict
 from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 
@@ -27,6 +26,7 @@ from autograder.grading.recording import (
     SANITIZERS,
     RecordingRun,
     RepairGradedCells,
+    notebook_resources,
     uses_torch,
 )
 from autograder.grading.submissions import SubmissionError, read_file
@@ -166,13 +166,8 @@ class Preparation:
         self, notebook: Any, sub: Submission, notebook_id: str, instructor: dict[str, Any]
     ) -> Any:
         """nbgrader's own sanitising preprocessors (after dropping duplicated graded cells)."""
-        resources = ResourcesDict(
-            nbgrader={
-                "student": sub.student,
-                "assignment": sub.assignment,
-                "notebook": notebook_id,
-                "db_url": self.coursedir.db_url,
-            }
+        resources = notebook_resources(
+            sub.student, sub.assignment, notebook_id, self.coursedir.db_url
         )
         for cls in SANITIZERS:
             made = (

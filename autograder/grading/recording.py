@@ -281,6 +281,13 @@ SANITIZERS = [
 ]
 
 
+def notebook_resources(student: str, assignment: str, notebook: str, db_url: str) -> Any:
+    """What nbgrader's preprocessors read of the hand-in whose notebook they convert (the
+    resources its converters start from; `notebook_key` reads it back)."""
+    info = {"student": student, "assignment": assignment, "notebook": notebook, "db_url": db_url}
+    return ResourcesDict(nbgrader=info)
+
+
 def notebook_key(resources: ResourcesDict) -> Key:
     """Which hand-in's notebook nbgrader is converting."""
     info = resources["nbgrader"]

@@ -19,7 +19,7 @@ from typing import Any
 import nbformat
 import pytest
 from nbgrader_course import shared_autograded_course
-from test_saved_grades import Statements, counting
+from test_saved_grades import Statements, counting, resources_of
 from traitlets.config import Config
 
 from autograder.grading.nbgrader_internals import shared_gradebook_work
@@ -54,11 +54,9 @@ def with_grade_cells_deleted(notebook: Any) -> Any:
 
 
 def overwritten(
-    preprocessor: type, notebook: Any, resources: dict[str, Any], config: Config
+    preprocessor: type, notebook: Any, resources: Any, config: Config
 ) -> tuple[Any, list[str]]:
     """The notebook `preprocessor` leaves (or the error it raises), and the warnings it logs."""
-    from nbconvert.exporters.exporter import ResourcesDict
-
     logged: list[str] = []
     handler = logging.Handler()
     handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
@@ -71,7 +69,7 @@ def overwritten(
     disabled = logging.root.manager.disable  # (and logging not switched off meanwhile)
     logging.disable(logging.NOTSET)
     try:
-        result, _ = made.preprocess(copy.deepcopy(notebook), ResourcesDict(nbgrader=resources))
+        result, _ = made.preprocess(copy.deepcopy(notebook), copy.deepcopy(resources))
     except Exception as error:  # nbgrader's own, on a cell it cannot add back: the same
         result = f"{type(error).__name__}: {error}"
     finally:
@@ -99,12 +97,7 @@ def test_checked_at_once_is_what_nbgrader_writes_back(
     with shared_gradebook_work():
         for path in paths:
             original = nbformat.read(path, as_version=4)
-            resources = {
-                "notebook": path.stem,
-                "assignment": path.parent.name,
-                "student": path.parent.parent.name,
-                "db_url": url,
-            }
+            resources = resources_of(path, url)
             for notebook in (original, tampered(original), with_grade_cells_deleted(original)):
                 with counting(theirs):
                     expected = overwritten(OverwriteCells, notebook, resources, config)

@@ -24,6 +24,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from autograder.grading.nbgrader_internals import shared_gradebook_work
+from autograder.grading.recording import notebook_resources
 
 pytestmark = pytest.mark.processes  # the graded course is made by `autograder grade`
 
@@ -88,23 +89,17 @@ def counting(counted: Statements) -> Iterator[Statements]:
         event.remove(Engine, "commit", counted.commit)
 
 
+def resources_of(path: Path, url: str) -> Any:
+    """nbgrader's resources for the notebook at `<step>/<student>/<assignment>/` `path`."""
+    return notebook_resources(path.parent.parent.name, path.parent.name, path.stem, url)
+
+
 def save_all(course: Path, url: str, preprocessor: Any, counted: Statements) -> None:
     """Run `preprocessor` over every autograded notebook of the course against `url`."""
-    from nbconvert.exporters.exporter import ResourcesDict
-
     for notebook_path in sorted((course / "autograded").glob("*/*/*.ipynb")):
-        student, assignment = notebook_path.parent.parent.name, notebook_path.parent.name
         notebook = nbformat.read(notebook_path, as_version=4)
-        resources = ResourcesDict(
-            nbgrader={
-                "notebook": notebook_path.stem,
-                "assignment": assignment,
-                "student": student,
-                "db_url": url,
-            }
-        )
         with counting(counted):
-            preprocessor().preprocess(notebook, resources)
+            preprocessor().preprocess(notebook, resources_of(notebook_path, url))
 
 
 def test_saved_at_once_is_what_nbgrader_saves(
@@ -142,7 +137,6 @@ def test_saved_at_once_is_what_nbgrader_saves(
 def test_a_cell_not_in_the_gradebook_fails_as_nbgrader_fails(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
-    from nbconvert.exporters.exporter import ResourcesDict
     from nbgrader.api import MissingEntry
 
     from autograder.grading.saved_grades import SaveAutoGradesAtOnce
@@ -154,14 +148,6 @@ def test_a_cell_not_in_the_gradebook_fails_as_nbgrader_fails(
     notebook = nbformat.read(path, as_version=4)
     graded = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade")]
     graded[-1].metadata.nbgrader["grade_id"] = "no_such_cell"
-    resources = ResourcesDict(
-        nbgrader={
-            "notebook": path.stem,
-            "assignment": path.parent.name,
-            "student": path.parent.parent.name,
-            "db_url": url,
-        }
-    )
     with pytest.raises(MissingEntry):
-        SaveAutoGradesAtOnce().preprocess(notebook, resources)
+        SaveAutoGradesAtOnce().preprocess(notebook, resources_of(path, url))
     assert saved_rows(url) == before, "nothing of a failed notebook is saved"
