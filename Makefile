@@ -37,6 +37,11 @@ lab: $(STAMP)  ## set up everything, then start JupyterLab on the course (prints
 # two workers per core: many tests spend their time waiting on servers and kernels
 WORKERS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 2) )))
 TEST_PHASES := test-checks test-pytest test-hub test-notebooks-course test-notebooks-exercises
+# each phase ends with a line of what it cost: CPU (user + system) and wall time; a phase
+# that stops making progress (no CPU used, nothing printed for 5 minutes) is a hang: it
+# prints its processes' stacks and fails, rather than wait for CI's time limit. nbval waits
+# on its kernels with no such guard of its own: a notebook run that stalls runs once more.
+PHASE_COST := $(BIN)/python tools/phase_cost.py
 .PHONY: $(TEST_PHASES)
 
 test: export EVERY_TEST = 1
@@ -61,19 +66,21 @@ test-checks: lint typecheck
 
 test-pytest: $(STAMP)
 	@# --durations: every run prints its 30 slowest phases (setup = a shared fixture's cost)
-	$(BIN)/pytest tests --ignore=tests/hub -n $(WORKERS) --dist loadgroup --no-loadscope-reorder \
-	  --durations=30
+	$(PHASE_COST) "make test-pytest" $(BIN)/pytest tests --ignore=tests/hub -n $(WORKERS) \
+	  --dist loadgroup --no-loadscope-reorder --durations=30
 
 test-hub: $(STAMP)
 	@# the hub test drives its own Playwright: one sync Playwright per process; its
 	@# gradebook is a private PostgreSQL server (tests/pg_server.py), as a class runs one
-	$(BIN)/pytest tests/hub
+	$(PHASE_COST) "make test-hub" $(BIN)/pytest tests/hub
 
 test-notebooks-course: $(STAMP)
-	$(BIN)/pytest -p no:cacheprovider --nbval course --nbval-sanitize-with tests/nbval_sanitize.cfg
+	$(PHASE_COST) --again-if-stalled "make test-notebooks-course" \
+	  $(BIN)/pytest -p no:cacheprovider --nbval course --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 test-notebooks-exercises: $(STAMP)
-	$(BIN)/pytest -p no:cacheprovider --nbval-lax solutions exercises
+	$(PHASE_COST) --again-if-stalled "make test-notebooks-exercises" \
+	  $(BIN)/pytest -p no:cacheprovider --nbval-lax solutions exercises
 
 unit: $(STAMP)  ## the test suite without the browser tests
 	$(BIN)/pytest tests --ignore=tests/browser --ignore=tests/hub

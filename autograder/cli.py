@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autograder.core.startup import loading
 from autograder.core.terminal import shown
 from autograder.grading.course import course_problem
 from autograder.sandbox.workers import (
@@ -306,10 +307,11 @@ def grade_with(
     args: argparse.Namespace, course: Path, first: Worker, prefetch: Prefetch | None = None
 ) -> int:
     """Grade with `first` as the first worker (and `prefetch`, if any); the exit status."""
-    from tqdm import tqdm
+    with loading():
+        from tqdm import tqdm
 
-    from autograder.grading.runner import Grader
-    from autograder.grading.submissions import SubmissionError
+        from autograder.grading.runner import Grader
+        from autograder.grading.submissions import SubmissionError
 
     logging.getLogger("traitlets").setLevel(logging.ERROR)
     grader = Grader(

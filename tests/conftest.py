@@ -43,6 +43,13 @@ pytest_plugins = [
 
 TESTS = Path(__file__).resolve().parent
 
+# Compiled once, read by every process after: pytest's rewritten test modules and the
+# project's own modules (a machine that sets PYTHONDONTWRITEBYTECODE made each pytest
+# process rewrite every test module, about 4 CPU-s, and every process of the suite, a kernel
+# or a grader, compile the `autograder` it imports). Only this process writes: the
+# environment its children get is unchanged, and Python checks a .pyc against its source.
+sys.dont_write_bytecode = False
+
 # The tests live in one folder per part of the source (tests/<part>/), each test module's
 # name unique in the tree; a few import another's helpers by that name (`from test_report
 # import ...`), whichever folders pytest happened to collect first.

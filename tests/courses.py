@@ -16,9 +16,11 @@ import atexit
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from autograder.authoring import sample_class
+from autograder.core.givens import COURSE_ID, SECRET_FILE, Site, create_secret, read_secret
 
 _TEMPLATES: dict[tuple[tuple[str, ...], str], Path] = {}
 _FOLDER: list[Path] = []  # made on first use, removed when the process ends
@@ -53,3 +55,15 @@ def make_course(root: Path, assignments: list[str], extra_config: str = "") -> P
 def templates_made() -> int:
     """How many courses were generated for real to be copied (for the tests of this)."""
     return len(_TEMPLATES)
+
+
+def site_where(course: Path, accept: Callable[[Site], bool]) -> Site:
+    """A new secret for `course`, drawn again until `accept` holds for its site (say, a
+    class whose learners draw more than one structure, which a random secret need not give);
+    the site."""
+    while True:
+        create_secret(course)
+        site = Site(COURSE_ID, read_secret(course))
+        if accept(site):
+            return site
+        (course / SECRET_FILE).unlink()

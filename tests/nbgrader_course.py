@@ -20,8 +20,11 @@ One grading run serves the whole test session (`shared_once`: the first test to 
 for it, under xdist across workers too), and it is kept on disk between sessions, under the
 hash of everything it depends on (`cached_grade_sample_class`, `reference_digest`): a
 session whose inputs are those of an earlier one copies that run's result instead of
-grading again. So does one `autograder grade` of the sample class
-(`shared_autograded_course`), for the tests that only read what it recorded. A test module
+grading again (`disk_cached` and `nbgrader_run_digest` keep the variant class's nbgrader run
+and `nbgrader validate` of every notebook the same way: tests/grading/test_variant_grades.py,
+tests/authoring/test_solutions.py). One `autograder grade` of the sample class
+(`shared_autograded_course`) serves every test that only reads what it recorded (it is
+the grader under test: graded every session, never kept). A test module
 gets nbgrader's run with a fixture (the result is cached here, so every module shares the
 same run):
 
@@ -337,27 +340,31 @@ def environment_facts() -> list[str]:
     return [sys.version, *distributions, f"NBGRADER_SITE_CONFIG={site}", site_text]
 
 
-def reference_digest(sample_class: Path = SAMPLE_CLASS, source: Path = SOLUTIONS) -> str:
-    """What nbgrader's reference run depends on, hashed:
+def nbgrader_run_digest(inputs: Iterable[Path]) -> str:
+    """What a run of nbgrader over notebooks of this repository depends on, hashed:
 
-    - `source` (the solutions: generate_assignment makes the release from them) and
-      `sample_class` (every submission, and the roster);
+    - `inputs`: the run's own (the solutions it generates from, the submissions, the code
+      that writes them);
     - nbgrader_config.py (preprocessors, plugins, the cell timeout);
     - the whole `autograder` package, templates included: the notebooks' checks import it
       in the kernel and nbgrader_config.py names its plugins (export, lateness, manual
       scores, the feedback exporter) - all of it, not a guess at which modules count;
-    - this module (the commands run and how the class is split);
+    - this module (the commands run and how a class is split);
     - Python and every installed distribution's version (`environment_facts`).
     Anything else that could change the run (the kernel's machine, the clock) does not
     change its grades or pages, which the tests compare."""
-    inputs = [
-        source,
-        sample_class,
-        REPO_ROOT / "nbgrader_config.py",
-        REPO_ROOT / "autograder",
-        Path(__file__).resolve(),
-    ]
-    return digest(inputs, environment_facts())
+    common = [REPO_ROOT / "nbgrader_config.py", REPO_ROOT / "autograder", Path(__file__).resolve()]
+    paths = [*inputs, *common]
+    if missing := [str(path) for path in paths if not path.exists()]:
+        raise FileNotFoundError(f"an input of the nbgrader run is missing: {missing}")
+    return digest(paths, environment_facts())
+
+
+def reference_digest(sample_class: Path = SAMPLE_CLASS, source: Path = SOLUTIONS) -> str:
+    """What nbgrader's reference run depends on, hashed (`nbgrader_run_digest`): `source`
+    (the solutions: generate_assignment makes the release from them) and `sample_class`
+    (every submission, and the roster)."""
+    return nbgrader_run_digest([source, sample_class])
 
 
 def disk_cached(cache: Path, key: str, workdir: Path, build: Callable[[Path], None]) -> bool:

@@ -56,13 +56,17 @@ def family(pid: int) -> list[Process]:
     return [(p, stat[1]) for p in descendants(pid) if (stat := _stat(p))]
 
 
+def state(pid: int) -> str | None:
+    """`pid`'s state letter (R running, S sleeping, T stopped, Z zombie...), None when gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
 def alive(pid: int) -> bool:
     """Whether `pid` runs (exists and is not a zombie waiting to be reaped)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+    return state(pid) not in (None, "Z")
 
 
 def end(processes: list[Process]) -> list[int]:
@@ -76,3 +80,13 @@ def end(processes: list[Process]) -> list[int]:
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
     return killed
+
+
+def descriptors(pid: int) -> dict[int, str]:
+    """What each open descriptor of `pid` refers to (``socket:[…]``, a path…), by number.
+    A descriptor closed while it is read is left out: the process runs on meanwhile."""
+    found = {}
+    for entry in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(FileNotFoundError):
+            found[int(entry.name)] = os.readlink(entry)
+    return found

@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO
 
+from autograder.core.startup import loading
+
 
 def request_line(problem: str, givens: Mapping[str, float]) -> str:
     """One request (and its answer): the problem and the learner's givens, as JSON."""
@@ -127,12 +129,13 @@ def for_new_store(store: Path, instructor_notebooks: Iterable[Path] = ()) -> Pre
 
 def serve(store: Path, requests: IO[str], answers: IO[str]) -> None:
     """Store each requested learner's values in `store`; answer each request line."""
-    import torch  # noqa: F401  (imported before the first request, while the grader starts)
+    with loading():
+        import torch  # noqa: F401  (imported before the first request, while the grader starts)
 
-    from autograder.core import engine  # noqa: F401
-    from autograder.diagnosis.fresh_points import fresh_draws
-    from autograder.diagnosis.references import reference_values, stored_in
-    from autograder.specs import exercise_spec
+        from autograder.core import engine  # noqa: F401
+        from autograder.diagnosis.fresh_points import fresh_draws
+        from autograder.diagnosis.references import reference_values, stored_in
+        from autograder.specs import exercise_spec
 
     with stored_in(store):
         for line in requests:

@@ -31,6 +31,7 @@ WORKER_FILES = (  # answer-free: mounted in the sandbox at the same place in the
     "sandbox/framing.py",
     "sandbox/confine.py",
     "core/__init__.py",
+    "core/startup.py",
     "core/value_build.py",
 )
 INSIDE_PACKAGES = "/opt/autograder"  # on PYTHONPATH in the sandbox

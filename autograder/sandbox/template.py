@@ -19,7 +19,6 @@ runs here), so forking it stays safe.
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import select
 import signal
@@ -29,6 +28,7 @@ import sys
 import traceback
 from typing import Any
 
+from autograder.core.startup import loading
 from autograder.sandbox.capture import build_shell
 from autograder.sandbox.isolation import NEEDED_PATHS, PR_SET_PDEATHSIG, libc, needed_paths
 
@@ -39,22 +39,13 @@ READY = b"ready"
 READY_TIMEOUT = 300.0  # seconds a start (or torch's import) may take on a loaded machine
 
 
-def freeze_loaded() -> None:
-    """Everything loaded so far is never collected: a notebook's garbage collections then
-    do not touch (and so copy, and count against its memory limit) the template's pages."""
-    gc.collect()
-    gc.freeze()
-
-
 def preload() -> Any:
     """Import what every notebook imports (torch only when asked: `notebook.load_torch`)."""
     os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     import autograder  # noqa: F401  (in the sandbox: the answer-free shim)
 
     NEEDED_PATHS[:] = needed_paths()
-    shell = build_shell()
-    freeze_loaded()
-    return shell
+    return build_shell()
 
 
 def template_main(channel: socket.socket) -> None:
@@ -66,7 +57,11 @@ def template_main(channel: socket.socket) -> None:
     for fd in (0, 1):  # the grader's pipes: the template and its children never see them
         os.dup2(devnull, fd)
     os.close(devnull)
-    shell = preload()
+    # Everything the template loads stays out of the collector's scans (`loading`), here
+    # and in every notebook forked from it: a notebook's collections then do not touch
+    # (and so copy, and count against its memory limit) the template's pages.
+    with loading():
+        shell = preload()
     channel.send(READY)
     while True:
         try:
@@ -80,8 +75,8 @@ def template_main(channel: socket.socket) -> None:
                 os._exit(0)  # the relay is gone
             continue
         if message == FORK_WITH_TORCH and "torch" not in sys.modules:
-            load_torch()
-            freeze_loaded()
+            with loading():
+                load_torch()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:

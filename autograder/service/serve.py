@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from autograder.core.startup import loading
 from autograder.core.terminal import shown
 from autograder.sandbox.workers import Sandbox, Worker, load_config, worker_log_dir
 from autograder.service.collect import ExchangeCollector
@@ -178,11 +179,12 @@ def import_sympy() -> None:
 
 def serve(args: argparse.Namespace, course: Path, sandbox: Sandbox) -> int:
     """Grade new submissions until interrupted (SIGINT or SIGTERM); the exit status."""
-    from autograder.grading.preparation import import_torch
-    from autograder.grading.recording import import_recorder
-    from autograder.grading.runner import Grader
-    from autograder.grading.submissions import SubmissionError
-    from autograder.grading.work import Outcome
+    with loading():
+        from autograder.grading.preparation import import_torch
+        from autograder.grading.recording import import_recorder
+        from autograder.grading.runner import Grader
+        from autograder.grading.submissions import SubmissionError
+        from autograder.grading.work import Outcome
 
     workers = [Worker(sandbox, worker_log_dir(course)) for _ in range(args.jobs)]
     for worker in workers:

@@ -10,6 +10,7 @@ release passes none) on every notebook, the two side by side.
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -19,10 +20,13 @@ from typing import Any
 import nbformat
 import pytest
 from nbgrader_course import (
+    CACHE_ROOT,
     EXPECTED_GRADES,
     REPO_ROOT,
     SAMPLE_CLASS,
     assignment_names,
+    disk_cached,
+    nbgrader_run_digest,
     read_expected_grades,
     run_nbgrader_process,
 )
@@ -206,8 +210,12 @@ def _validate(paths: list[Path], invert: bool) -> dict[str, str]:
     return outputs
 
 
-@pytest.fixture(scope="module")
-def validations() -> dict[tuple[str, bool], str]:
+PASSES = "Success! Your notebook passes all the tests."
+PASSES_NONE = "Success! The notebook does not pass any tests."
+VALIDATED = "validations.json"
+
+
+def _validate_every_notebook() -> dict[tuple[str, bool], str]:
     """`nbgrader validate` of every solution and `--invert` of every release notebook.
 
     Two nbgrader processes side by side, one per kind, each validating its notebooks in
@@ -225,13 +233,49 @@ def validations() -> dict[tuple[str, bool], str]:
     return found
 
 
+class _NotKept(Exception):
+    """A validation run in which some notebook did not give its expected result."""
+
+    def __init__(self, found: dict[tuple[str, bool], str]) -> None:
+        self.found = found
+
+
+@pytest.fixture(scope="module")
+def validations(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, bool], str]:
+    """Every notebook's `nbgrader validate` output, by (name, inverted).
+
+    A run in which every notebook gave its expected result is kept on disk under the hash
+    of what it depends on (the solutions, the release, this file, and what every nbgrader
+    run of the repository depends on: nbgrader_course.nbgrader_run_digest), and copied by
+    a later session with the same inputs; a run with a failure is never kept."""
+
+    def build(folder: Path) -> None:
+        found = _validate_every_notebook()
+        expected = [(n, False) for n in NAMES]
+        expected += [(n, True) for n in NAMES] if release_generated() else []
+        outcome = {key: PASSES_NONE if key[1] else PASSES for key in expected}
+        if any(words not in found.get(key, "") for key, words in outcome.items()):
+            raise _NotKept(found)
+        folder.mkdir()
+        (folder / VALIDATED).write_text(json.dumps([[*key, text] for key, text in found.items()]))
+
+    inputs = [SOLUTIONS, *([RELEASE] if RELEASE.is_dir() else []), Path(__file__).resolve()]
+    workdir = tmp_path_factory.mktemp("validations") / "run"
+    try:
+        disk_cached(CACHE_ROOT / "nbgrader-validate", nbgrader_run_digest(inputs), workdir, build)
+    except _NotKept as failed:
+        return failed.found
+    kept = json.loads((workdir / VALIDATED).read_text())
+    return {(name, invert): text for name, invert, text in kept}
+
+
 @pytest.mark.nbgrader
 @pytest.mark.parametrize("name", NAMES)
 def test_nbgrader_validate_passes_on_the_solution(
     name: str, validations: dict[tuple[str, bool], str]
 ) -> None:
     output = validations.get((name, False), "nbgrader validate never reached it")
-    assert "Success! Your notebook passes all the tests." in output, output
+    assert PASSES in output, output
 
 
 @pytest.mark.nbgrader
@@ -243,7 +287,7 @@ def test_nbgrader_validate_invert_passes_on_the_release(
         pytest.skip(NO_RELEASE)
     assert (name, True) in validations, f"{release_path(name)} is missing"
     output = validations[(name, True)]
-    assert "Success! The notebook does not pass any tests." in output, output
+    assert PASSES_NONE in output, output
 
 
 def test_a_slip_that_gives_the_right_number_is_refused() -> None:

@@ -19,6 +19,7 @@ from nbgrader_course import (
     cached_grade_sample_class,
     digest,
     disk_cached,
+    nbgrader_run_digest,
     read_expected_grades,
     reference_digest,
 )
@@ -80,6 +81,36 @@ def test_the_key_covers_every_input_file_and_fact(tmp_path: Path) -> None:
     shutil.copytree(source, renamed)
     (renamed / ASSIGNMENT).rename(renamed / "other")
     assert digest([renamed], []) != digest([source], [])
+
+
+def test_an_input_that_is_not_there_is_an_error_not_an_empty_hash(tmp_path: Path) -> None:
+    source, _ = small_inputs(tmp_path)
+    with pytest.raises(FileNotFoundError, match="nowhere"):
+        nbgrader_run_digest([source, tmp_path / "nowhere"])
+
+
+def test_the_variant_class_run_is_keyed_on_its_own_inputs_too(tmp_path: Path) -> None:
+    """The variant class's nbgrader run (tests/grading/test_variant_grades.py) is kept under
+    `nbgrader_run_digest` of its inputs: a change to any of them is a new key."""
+    from test_variant_grades import NBGRADER_INPUTS
+
+    copies = []
+    for number, path in enumerate(NBGRADER_INPUTS):
+        copy = tmp_path / str(number) / path.name
+        if path.is_dir():
+            shutil.copytree(path, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            copy.parent.mkdir()
+            shutil.copy(path, copy)
+        copies.append(copy)
+    before = nbgrader_run_digest(copies)
+    assert nbgrader_run_digest(NBGRADER_INPUTS) == before  # the copies hash as the inputs
+    for copy in copies:
+        file = copy if copy.is_file() else sorted(p for p in copy.rglob("*") if p.is_file())[0]
+        kept = file.read_bytes()
+        file.write_bytes(kept + b"\n")
+        assert nbgrader_run_digest(copies) != before, file
+        file.write_bytes(kept)
 
 
 def test_a_build_that_fails_or_was_killed_leaves_no_entry(tmp_path: Path) -> None:

@@ -20,14 +20,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from courses import make_course
-from nbgrader_course import AUTOGRADE_SEED
+from courses import make_course, site_where
+from nbgrader_course import AUTOGRADE_SEED, CACHE_ROOT, disk_cached, nbgrader_run_digest
 
 from autograder.core.givens import (
     COURSE_ID,
-    SECRET_FILE,
     Site,
-    create_secret,
     read_secret,
 )
 from autograder.core.spec import CODE_KINDS
@@ -102,36 +100,60 @@ class GradedClass:
     """(student, exercise) -> the student's problem."""
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> GradedClass:
-    """Even students copy the public solution; odd ones write their own formulas; two
-    students also hand in an exercise with one structure."""
-    root = tmp_path_factory.mktemp("variants")
-    course = make_course(root / "course", VARIED + ONE_STRUCTURE)
-    while True:  # a secret under which the copiers (even students) draw several structures
-        create_secret(course)
-        site = Site(COURSE_ID, read_secret(course))
-        problems = {(s, n): learner_problem(n, s, site) for s in STUDENTS for n in SPECS}
-        if all(len({problems[s, n] for s in STUDENTS[::2]}) > 1 for n in VARIED):
-            break
-        (course / SECRET_FILE).unlink()
+def _handed_in_and_graded_by_nbgrader(folder: Path) -> None:
+    """The class handed in (`folder/other`, for `autograder grade`) and graded by nbgrader
+    (`folder/course`): even students copy the public solution; odd ones write their own
+    formulas; two students also hand in an exercise with one structure."""
+    course = make_course(folder / "course", VARIED + ONE_STRUCTURE)
+    problems = _problems(site_where(course, _copiers_draw_several_structures))
     for index, student in enumerate(STUDENTS):
         for name in VARIED:
             _hand_in(course, student, name, problems[student, name] if index % 2 else name)
         if index < 2:
             for name in ONE_STRUCTURE:
                 _hand_in(course, student, name, name)
-    other = shutil.copytree(course, root / "other", symlinks=True)
-    for name in VARIED + ONE_STRUCTURE:
-        nbgrader = run([str(BIN / "nbgrader"), "autograde", name, "--force"], course)
+    shutil.copytree(course, folder / "other", symlinks=True)
+    for command in (["autograde", "*"], ["generate_feedback", "*"]):
+        nbgrader = run([str(BIN / "nbgrader"), *command, "--force"], course)
         assert nbgrader.returncode == 0, nbgrader.stderr[-3000:]
+
+
+def _problems(site: Site) -> dict[tuple[str, str], str]:
+    return {(s, n): learner_problem(n, s, site) for s in STUDENTS for n in SPECS}
+
+
+def _copiers_draw_several_structures(site: Site) -> bool:
+    """Whether the copiers (even students) draw several structures of each varied exercise."""
+    problems = _problems(site)
+    return all(len({problems[s, n] for s in STUDENTS[::2]}) > 1 for n in VARIED)
+
+
+# What nbgrader's run of this class depends on besides the repository's code and config
+# (nbgrader_run_digest): the solutions, ada's notebooks (every hand-in starts from one),
+# this file (who hands in what) and the course template's copying.
+NBGRADER_INPUTS = [
+    REPO / "solutions",
+    REPO / "instructor" / "sample_class" / "ada",
+    Path(__file__).resolve(),
+    REPO / "tests" / "courses.py",
+]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> GradedClass:
+    """nbgrader's side is kept on disk under the hash of its inputs (an earlier session's
+    run is copied, as nbgrader's reference run is: tests/nbgrader_course.py); `autograder
+    grade`, the grader under test, grades its copy every session."""
+    root = tmp_path_factory.mktemp("variants") / "class"
+    key = nbgrader_run_digest(NBGRADER_INPUTS)
+    disk_cached(CACHE_ROOT / "nbgrader-variants", key, root, _handed_in_and_graded_by_nbgrader)
+    course, other = root / "course", root / "other"
+    site = Site(COURSE_ID, read_secret(course))
     graded = run([str(BIN / "autograder"), "grade", "--quiet", "--seed", AUTOGRADE_SEED], other)
     assert graded.returncode == 0, graded.stderr[-3000:]
-    for folder in (course, other):
-        for name in VARIED + ONE_STRUCTURE:
-            feedback = run([str(BIN / "nbgrader"), "generate_feedback", name, "--force"], folder)
-            assert feedback.returncode == 0, feedback.stderr[-3000:]
-    return GradedClass(course, Path(other), site, problems)
+    feedback = run([str(BIN / "nbgrader"), "generate_feedback", "*", "--force"], other)
+    assert feedback.returncode == 0, feedback.stderr[-3000:]
+    return GradedClass(course, other, site, _problems(site))
 
 
 def test_both_graders_agree_on_each_students_own_structure(graded: GradedClass) -> None:

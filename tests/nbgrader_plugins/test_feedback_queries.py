@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from nbgrader_course import shared_autograded_course
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
+from test_saved_grades import Statements, counting
 
 from autograder.grading.nbgrader_internals import shared_gradebook_work
 from autograder.nbgrader_plugins import accessible_html
@@ -38,24 +37,23 @@ def course(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> Path:
     return Path(shutil.copytree(shared_autograded_course(tmp_path_factory), tmp_path / "course"))
 
 
-class Statements:
-    """SQL statements executed while counting."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def __call__(self, *args: object) -> None:
-        self.count += 1
+@dataclass
+class NbgradersPages:
+    pages: dict[Path, bytes]
+    statements: int
+    hand_ins: int
 
 
-@pytest.fixture
-def statements() -> Iterator[Statements]:
-    counter = Statements()
-    event.listen(Engine, "before_cursor_execute", counter)
-    try:
-        yield counter
-    finally:
-        event.remove(Engine, "before_cursor_execute", counter)
+@pytest.fixture(scope="module")
+def nbgraders(tmp_path_factory: pytest.TempPathFactory) -> NbgradersPages:
+    """Every page as nbgrader's own GetGrades and nbconvert's HTMLExporter make it, and the
+    statements that took: what each test below compares against (made once)."""
+    course = shutil.copytree(
+        shared_autograded_course(tmp_path_factory), tmp_path_factory.mktemp("nbgraders") / "c"
+    )
+    with counting(Statements()) as counted:
+        made = pages(course, NBGRADER_GETGRADES, shared=False, exporter=NBCONVERTS)
+    return NbgradersPages(made, counted.statements, len(hand_ins(course)))
 
 
 def hand_ins(course: Path) -> list[tuple[str, str]]:
@@ -90,10 +88,8 @@ def pages(
 
 
 def test_pages_are_nbgraders_own_byte_for_byte_in_far_fewer_statements(
-    course: Path, statements: Statements, monkeypatch: pytest.MonkeyPatch
+    course: Path, nbgraders: NbgradersPages, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    nbgraders = pages(course, NBGRADER_GETGRADES, shared=False, exporter=NBCONVERTS)
-    nbgrader_statements, statements.count = statements.count, 0
     through_the_tree: list[str] = []
     soup_pass = accessible_html.soup_pass
 
@@ -102,13 +98,14 @@ def test_pages_are_nbgraders_own_byte_for_byte_in_far_fewer_statements(
         return soup_pass(html)
 
     monkeypatch.setattr(accessible_html, "soup_pass", counted_soup_pass)
-    ours = pages(course, AT_ONCE, shared=True)
+    with counting(Statements()) as counted:
+        ours = pages(course, AT_ONCE, shared=True)
     assert not through_the_tree, "a sample page fell back to BeautifulSoup's pass"
-    assert len(nbgraders) == len(hand_ins(course)) >= 20
-    assert ours == nbgraders
-    assert statements.count * 3 < nbgrader_statements, (statements.count, nbgrader_statements)
+    assert len(nbgraders.pages) == nbgraders.hand_ins >= 20
+    assert ours == nbgraders.pages
+    assert counted.statements * 3 < nbgraders.statements, (counted.statements, nbgraders.statements)
 
 
-def test_grades_at_once_alone_gives_the_same_pages(course: Path) -> None:
+def test_grades_at_once_alone_gives_the_same_pages(course: Path, nbgraders: NbgradersPages) -> None:
     """Without the shared engine too (as `nbgrader generate_feedback` runs it)."""
-    assert pages(course, AT_ONCE, shared=False) == pages(course, NBGRADER_GETGRADES, shared=False)
+    assert pages(course, AT_ONCE, shared=False) == nbgraders.pages

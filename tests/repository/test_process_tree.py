@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from process_tree import alive, end, family
+from process_tree import alive, descriptors, end, family
 from stall_guard import wait_until
 
 # A parent that starts a child in a new session (as JupyterHub starts its proxy), prints
@@ -21,6 +21,15 @@ child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
                          start_new_session=True)
 print(child.pid, flush=True)
 time.sleep(300)
+"""
+
+# Holds a socket open, then opens and closes files as fast as it can.
+CHURN = """
+import os, socket, sys
+held = socket.socket()
+print(held.fileno(), flush=True)
+while True:
+    os.close(os.open(sys.executable, os.O_RDONLY))
 """
 
 pytestmark = pytest.mark.processes  # every test here starts a process (tests/tiers.py)
@@ -55,3 +64,17 @@ def test_a_process_that_is_not_the_one_noted_is_left_alone() -> None:
     finally:
         other.kill()
         other.wait()
+
+
+def test_descriptors_closing_while_they_are_read_are_left_out_not_an_error() -> None:
+    """Reading a busy process's descriptors (as the check-service tests do) while it
+    opens and closes files: never an error, and what it holds throughout is there."""
+    churning = subprocess.Popen([sys.executable, "-c", CHURN], stdout=subprocess.PIPE, text=True)
+    assert churning.stdout is not None
+    try:
+        held = int(churning.stdout.readline())
+        for _ in range(300):
+            assert descriptors(churning.pid)[held].startswith("socket:")
+    finally:
+        churning.kill()
+        churning.wait()

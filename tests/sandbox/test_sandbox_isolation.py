@@ -180,6 +180,31 @@ def test_the_template_imports_torch_only_for_an_assignment_that_uses_it(tmp_path
     assert printed_text(later, 0) == "True", "imported once, for every later notebook"
 
 
+COLLECTOR = "import gc, json\nprint(json.dumps([gc.isenabled(), gc.get_freeze_count()]))"
+
+
+@pytest.mark.processes
+def test_a_notebook_has_a_collector_that_never_scans_what_the_template_loaded(
+    tmp_path: Path,
+) -> None:
+    """The template loads with the collector paused (`core.startup.loading`) and freezes
+    what it loaded, torch too when an assignment asks for it; each notebook forked from
+    it collects its own garbage as usual."""
+    worker = Worker(Sandbox(wall_seconds=stall_guard.STALL_SECONDS), tmp_path / "logs")
+    try:
+        plain = worker.execute([COLLECTOR])
+        with_torch = worker.execute([COLLECTOR], with_torch=True)
+    finally:
+        worker.stop()
+    for result in (plain, with_torch):
+        assert result.status == "ok", result.detail
+    enabled, frozen = json.loads(printed_text(plain, 0))
+    enabled_with_torch, frozen_with_torch = json.loads(printed_text(with_torch, 0))
+    assert enabled and enabled_with_torch
+    assert frozen > 10_000  # IPython and the shell, at least
+    assert frozen_with_torch > frozen + 100_000  # and all of torch
+
+
 DEEP_FRAME = r"""
 import os
 body = b'{"event":"cell","index":0,"outputs":' + b'[' * 200000 + b']' * 200000 + b'}'
