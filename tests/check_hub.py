@@ -24,7 +24,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,7 @@ from typing import Any
 import nbformat
 import process_tree
 import stall_guard
+from ports import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 VENV = Path(sys.prefix)
@@ -77,12 +77,6 @@ def _limit_files(soft: int) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @dataclass
 class CheckHub:
     root: Path
@@ -113,11 +107,14 @@ class CheckHub:
         learners: list[str],
         options: list[str] | None = None,
         file_limit: int | None = None,
+        service_port: int | None = None,
     ) -> CheckHub:
         """The hub, its check service run with `options` (its limits), each with at most
-        `file_limit` open descriptors if given (the soft limit, as many systems' 1024)."""
+        `file_limit` open descriptors if given (the soft limit, as many systems' 1024); the
+        service on `service_port` if given, else on a free one."""
         root.mkdir(parents=True, exist_ok=True)
-        port, service_port, admin = free_port(), free_port(), secrets.token_hex(16)
+        port, admin = free_port(), secrets.token_hex(16)
+        service_port = service_port or free_port()
         config = CONFIG.format(
             port=port, hub_port=free_port(), proxy_api_port=free_port(), proxy=str(PROXY),
             pid_file=str(root / "proxy.pid"), root=root, admin_token=admin,
@@ -143,15 +140,36 @@ class CheckHub:
         return hub
 
     def _wait_up(self) -> None:
+        """Until the service refuses a request without a token, in its own words, both
+        through the proxy and at its own port. Anything else answering at the service's
+        port (a server that took the port meant for it) fails the start at once."""
+        from autograder.checks.server import NO_TOKEN
+
+        def refused_by_the_service(url: str | None) -> bool:
+            try:
+                self.ask("exercise", {}, token="", url=url)
+            except urllib.error.HTTPError as error:
+                body = error.read()
+                if (
+                    error.code == 403
+                    and body.startswith(b"{")
+                    and json.loads(body).get("error") == NO_TOKEN
+                ):
+                    return True
+                answer = f"{error.code} {body[:300]!r}"
+            except OSError:
+                return False  # nothing listens there yet
+            except ValueError as error:
+                answer = f"an answer that is not JSON: {error}"
+            else:
+                raise AssertionError("the check service answered a request without a token")
+            if url is None:
+                return False  # the hub's own answer, before its proxy routes to the service
+            raise AssertionError(f"not the check service at {url}: {answer}\n{self.log()}")
+
         def up() -> bool:
             assert self.process.poll() is None, f"the hub exited:\n{self.log()}"
-            try:
-                self.ask("exercise", {}, token="")
-            except urllib.error.HTTPError as error:
-                return error.code == 403  # the proxy routes to the service, which refuses
-            except OSError:
-                pass
-            return False
+            return all(refused_by_the_service(url) for url in (self.direct_checks_url, None))
 
         log = self.root / "hub.log"
         stall_guard.wait_for_server(up, "the check hub, starting", self.process, log)

@@ -12,12 +12,13 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from ports import free_port
 
 SERVER_USER = "nobody"
 
@@ -33,12 +34,6 @@ def postgres_bin() -> Path:
             "(apt-get install postgresql)"
         )
     return Path(found[-1]).parent
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _as_server_user(command: list[str]) -> list[str]:

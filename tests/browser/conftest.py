@@ -25,7 +25,6 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import time
 import urllib.error
@@ -47,6 +46,7 @@ from playwright.sync_api import (
     expect,
     sync_playwright,
 )
+from ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 VENV = REPO / ".venv"
@@ -108,12 +108,6 @@ def screenshot_path(name: str) -> Path:
 
 
 # --- the server ----------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -255,7 +249,7 @@ def lab_server(
     resource_dir = Path(python3.get("resource_dir", "/nonexistent"))
     assert resource_dir.is_relative_to(VENV), f"python3 kernel is not the venv's: {python3}"
     token = secrets.token_hex(24)
-    port = _free_port()
+    port = free_port()
     command = [
         str(JUPYTER),
         "lab",

@@ -32,11 +32,12 @@ from nbgrader.api import Gradebook
 from page_steps import new_context
 from playwright.sync_api import Browser, Page
 from playwright.sync_api import Error as PlaywrightError
+from ports import free_port
 from test_grading_sandbox import HAND, PAYLOAD, html_payloads, is_written_answer
 
 from autograder.authoring.sample_class import COURSE_ID, make_course, submit_sample_class
 
-from .conftest import JUPYTER, VENV, LabServer, _free_port, _stop, _wait_until_up
+from .conftest import JUPYTER, VENV, LabServer, _stop, _wait_until_up
 
 pytestmark = pytest.mark.browser
 BIN = Path(sys.executable).parent
@@ -235,7 +236,7 @@ def formgrader(course: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     """`jupyter server` with nbgrader's formgrader, run in the course folder."""
     home = tmp_path_factory.mktemp("formgrader-home")
     token = secrets.token_hex(24)
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ['PATH']}",

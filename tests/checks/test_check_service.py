@@ -20,6 +20,7 @@ one students' environment, each minutes to start.
 from __future__ import annotations
 
 import contextlib
+import http.server
 import json
 import os
 import re
@@ -28,6 +29,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import urllib.error
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +49,7 @@ from check_hub import (
 )
 from courses import site_where
 from nbgrader_course import shared_autograded_course
+from ports import free_port
 
 from autograder.authoring.sample_class import SAMPLE_CLASS, make_course
 from autograder.specs import SPECS, exercise_spec, learner_problem, problem_words
@@ -368,6 +371,31 @@ def test_no_service_no_verdict(students_env: StudentsEnvironment, hub: CheckHub)
     finally:
         silent.close()
         closed.close()
+
+
+class Forbidding(http.server.BaseHTTPRequestHandler):
+    """Any server that refuses everything with a page of its own (as another hub does)."""
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        self.send_error(403, "not yours")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.processes
+def test_a_hub_whose_service_port_is_taken_says_so(tmp_path: Path) -> None:
+    """Another server holds the port meant for the check service (CI once saw another hub
+    there): its refusal is not taken for the service's, the start fails naming the port,
+    instead of every later check failing for a reason it does not say."""
+    squatter = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Forbidding)
+    threading.Thread(target=squatter.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(AssertionError, match="not the check service at .*403"):
+            CheckHub.start(tmp_path / "hub", ["ada"], service_port=squatter.server_port)
+    finally:
+        squatter.shutdown()
+        squatter.server_close()
 
 
 # --- the grader and the service agree ----------------------------------------------------

@@ -273,11 +273,10 @@ def test_the_report_shows_each_students_structure_and_groups_a_mistake_across_th
 def _formgrader(course: Path, home: Path) -> tuple[subprocess.Popen[bytes], str, Path]:
     """`jupyter server` with nbgrader's formgrader in `course`: (process, URL, log)."""
     import secrets
-    import socket
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
+    from ports import free_port
+
+    port = free_port()
     token = secrets.token_hex(24)
     env = {
         **os.environ,

@@ -45,6 +45,7 @@ import process_tree  # tests/ (conftest.py puts it on the path)
 import stall_guard
 from class_privacy import roster_group_name  # deploy/hub (on the path, as for the tests)
 from page_steps import new_context, patiently
+from ports import free_port
 
 from autograder.sandbox.workers import v1_hierarchies
 
@@ -79,14 +80,6 @@ mkdir -p "$real"
 mount --bind "$hold" "$real"
 exec "$@"
 """
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def interpreter_home() -> Path | None:
