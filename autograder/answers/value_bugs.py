@@ -23,7 +23,7 @@ import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["BUGS", "UNITS", "Bug", "Explanation", "explain", "observable"]
 
@@ -254,9 +254,9 @@ class Variant:
 # --- the class's own nodes ------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Node:
-    """One node of the class: its kind, inputs, number (constant or exponent), whether cut."""
+class Node(NamedTuple):
+    """One node of the class: its kind, inputs, number (constant or exponent), whether cut.
+    (A named tuple: a simulation makes one for every operation of every graph it runs.)"""
 
     kind: str
     args: tuple[int, ...] = ()
@@ -346,7 +346,7 @@ def _expand(graph: Graph, variant: Variant) -> tuple[list[Node], list[int]]:
         else:
             node = new("relu", (a,))
         if variant.has(f"cut_{FAMILY[name]}"):
-            nodes[node] = replace(nodes[node], cut=True)
+            nodes[node] = nodes[node]._replace(cut=True)
         where.append(node)
     return nodes, where
 
@@ -564,8 +564,10 @@ def _differs(a: Outcome | str, b: Outcome | str) -> bool:
     return not _same(a, b)
 
 
-def _changes(graphs: Sequence[Graph], base: Variant, variant: Variant) -> bool:
-    before, after = _outcomes(graphs, base), _outcomes(graphs, variant)
+def _changes(before: Sequence[Outcome | str], graphs: Sequence[Graph], variant: Variant) -> bool:
+    """Whether ``variant`` gives other numbers on ``graphs`` than ``before`` (the outcomes
+    of the class it is compared with, simulated once for every variant)."""
+    after = _outcomes(graphs, variant)
     return any(_differs(a, b) for a, b in zip(before, after, strict=True))
 
 
@@ -575,12 +577,13 @@ def observable(graphs: Sequence[Graph], unit: str, explanation: Explanation) -> 
     show ``unit`` right despite the other bug."""
     base = explanation.variant
     right = replace(base, bugs=frozenset(), walk="topo")
+    in_right, in_base = _outcomes(graphs, right), _outcomes(graphs, base)
     for key, bug in BUGS.items():
         if bug.unit != unit or key in base.bugs:
             continue
         for variant in _with_bug(base, key):
             walk = variant.walk if key in WALKS else "topo"
             mutant = replace(variant, bugs=frozenset({key}), walk=walk)
-            if _changes(graphs, right, mutant) and not _changes(graphs, base, variant):
+            if _changes(in_right, graphs, mutant) and not _changes(in_base, graphs, variant):
                 return False
     return True

@@ -10,6 +10,7 @@ once per target), so reading a cell costs time in proportion to its length.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -221,16 +222,24 @@ class HistoryReader:
 
 
 def evaluate_expression(expression: str, names: Mapping[str, object]) -> Number:
-    """The value of plain arithmetic `expression` over the numbers in `names`."""
-    reader = _Reader()
-    for name, number in names.items():
-        if type(number) in (int, float, bool):
-            reader.numbers[name] = number  # type: ignore[assignment]
+    """The value of plain arithmetic `expression` over the numbers in `names`. For the
+    specs' own expressions (model answers, mistakes, factors), which the diagnosis computes
+    again at every fresh draw: each is parsed and screened once (`_screened`)."""
+    numbers = {n: v for n, v in names.items() if type(v) in (int, float, bool)}
+    arithmetic = Arithmetic(numbers, lambda _name: None, ReadingCost())  # type: ignore[arg-type]
     try:
-        node = ast.parse(expression, mode="eval").body
-        return reader.arithmetic.evaluate(node)
+        return arithmetic.value(_screened(expression), 0)
     except Unreadable as refusal:
         raise ValueError(f"cannot evaluate {expression!r}: {refusal.detail}") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _screened(expression: str) -> ast.expr:
+    """`expression` parsed, and refused if it is no plain arithmetic (`Arithmetic.screen`:
+    what it screens for does not depend on the numbers). A refusal is not kept."""
+    node = ast.parse(expression, mode="eval").body
+    _Reader().arithmetic.screen(node)
+    return node
 
 
 def _raises_not_implemented(stmt: ast.stmt) -> bool:

@@ -151,12 +151,17 @@ class Arithmetic:
 
     def evaluate(self, node: ast.expr) -> Number:
         """The value of a plain-arithmetic expression; raises Unreadable otherwise."""
+        self.screen(node)
+        return self.value(node, 0)
+
+    def screen(self, node: ast.expr) -> None:
+        """Refuses (Unreadable) what is no hand answer before computing anything: an
+        expression of more than MAX_NODES nodes, one that uses autograd, `None` or `...`."""
         uses = self.autograd_use(node, MAX_NODES)
         if uses is not None:
             refuse("autograd", uses)
         if isinstance(node, ast.Constant) and (node.value is None or node.value is Ellipsis):
             refuse("unanswered", f"still `{'None' if node.value is None else '...'}`")
-        return self.value(node, 0)
 
     def autograd_use(self, node: ast.AST, limit: int | None = None) -> str | None:
         """How `node` uses autograd (`.grad`, `torch.autograd`, a name computed so), if it
