@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, cast
 
 from autograder.diagnosis.byhand_arithmetic import (
     AUTOGRAD_ATTRIBUTES,
@@ -225,12 +225,35 @@ def evaluate_expression(expression: str, names: Mapping[str, object]) -> Number:
     """The value of plain arithmetic `expression` over the numbers in `names`. For the
     specs' own expressions (model answers, mistakes, factors), which the diagnosis computes
     again at every fresh draw: each is parsed and screened once (`_screened`)."""
-    numbers = {n: v for n, v in names.items() if type(v) in (int, float, bool)}
-    arithmetic = Arithmetic(numbers, lambda _name: None, ReadingCost())  # type: ignore[arg-type]
+    arithmetic = Arithmetic(_NumbersIn(names), lambda _name: None, ReadingCost())
     try:
         return arithmetic.value(_screened(expression), 0)
     except Unreadable as refusal:
         raise ValueError(f"cannot evaluate {expression!r}: {refusal.detail}") from None
+
+
+class _NumbersIn(Mapping[str, Number]):
+    """The numbers among `names` (ints, floats, bools), read where they are: a diagnosis
+    evaluates each part again with every name so far, and copying them cost more than
+    the arithmetic."""
+
+    def __init__(self, names: Mapping[str, object]) -> None:
+        self._names = names
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and type(self._names.get(name)) in (int, float, bool)
+
+    def __getitem__(self, name: str) -> Number:
+        value = self._names[name]
+        if type(value) in (int, float, bool):
+            return cast(Number, value)
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in self._names if name in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Final, Literal, NoReturn
 
 from autograder.diagnosis.byhand_cells import ReadingCost
@@ -141,7 +141,7 @@ class Arithmetic:
 
     def __init__(
         self,
-        numbers: dict[str, Number],
+        numbers: Mapping[str, Number],
         known: Callable[[str], tuple[Status, str] | None],
         cost: ReadingCost,
     ) -> None:
