@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import pwd
-import socket
 import sys
 from pathlib import Path
 
@@ -43,6 +42,7 @@ from class_privacy import (  # noqa: E402
 )
 from class_student_env import ensure_student_env  # noqa: E402
 
+from autograder.checks.ports import free_port  # noqa: E402
 from autograder.core.givens import SECRET_FILE, SecretError, read_secret  # noqa: E402
 from autograder.sandbox.settings import CourseConfigError  # noqa: E402
 
@@ -50,13 +50,6 @@ VENV_BIN = Path(sys.executable).parent
 DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
 STATE_ROOT = Path("/var/lib/autograder-class")
 LOGIN_UIDS = range(1000, 60000)  # Debian's UID_MIN..UID_MAX: people, not services
-
-
-def free_port() -> int:
-    """A loopback port free now (the check service's, unless --checks-port names one)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def course_settings(course_dir: Path) -> tuple[str, str]:
@@ -172,7 +165,7 @@ def prepare(args: argparse.Namespace) -> dict[str, str]:
         "CLASS_HUB_PORT": str(args.hub_port),
         "CLASS_PROXY_API_PORT": str(args.proxy_api_port),
         "CLASS_USERS": " ".join(args.users or []),
-        "CLASS_CHECKS_PORT": str(args.checks_port or free_port()),  # the check service
+        "CLASS_CHECKS_PORT": str(args.checks_port or free_port()),  # the check service's
     }
 
 
@@ -196,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", nargs="*", help="only these may log in (default: any local)")
     parser.add_argument(
         "--checks-port", type=int, default=0,
-        help="loopback port of the check service (autograder/checks; default: a free one)",
+        help="loopback port of the check service (autograder/checks; default: a free one below "
+        "the ephemeral range, where no kernel or connection takes it meanwhile)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     try:

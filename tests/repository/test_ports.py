@@ -1,8 +1,8 @@
-"""The test servers' ports: below the ephemeral range, a block per process, never twice."""
+"""The test servers' ports: below the ephemeral range, a block per process, never twice
+(choosing a free one in a block: tests/checks/test_check_ports.py)."""
 
 from __future__ import annotations
 
-import random
 import socket
 
 import ports
@@ -15,17 +15,6 @@ def test_ports_lie_below_the_ephemeral_range_and_never_repeat() -> None:
     assert all(ports.LOWEST <= port < ports.ephemeral_start() for port in handed), handed
     first = ports.LOWEST + ports.owner() * ports.BLOCK
     assert all(first <= port < first + ports.BLOCK for port in handed), (first, handed)
-
-
-def test_a_port_something_listens_on_is_passed_over(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ports, "_handed_out", set())
-    monkeypatch.setattr(random, "randrange", lambda _: 0)  # the block's first port first
-    first = ports.LOWEST + ports.owner() * ports.BLOCK
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", first))
-        listener.listen(1)
-        assert ports.free_port() == first + 1
-    assert ports.free_port() == first  # free again, and not handed out yet
 
 
 def test_each_worker_draws_from_a_block_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
