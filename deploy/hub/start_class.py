@@ -165,7 +165,7 @@ def prepare(args: argparse.Namespace) -> dict[str, str]:
         "CLASS_HUB_PORT": str(args.hub_port),
         "CLASS_PROXY_API_PORT": str(args.proxy_api_port),
         "CLASS_USERS": " ".join(args.users or []),
-        "CLASS_CHECKS_PORT": str(args.checks_port or free_port()),  # the check service's
+        "CLASS_CHECKS_PORT": str(args.checks_port or free_port()),  # the check service
     }
 
 
