@@ -18,6 +18,7 @@ Used by tests/checks/test_check_service.py and benchmarks/check_latency.py.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import re
@@ -239,6 +240,18 @@ class CheckHub:
                 self.process.wait()
             if left := process_tree.end(started):
                 print(f"the check hub left processes running, killed: {left}", file=sys.stderr)
+        self._end_orphaned_proxy()
+
+    def _end_orphaned_proxy(self) -> None:
+        """The proxy runs in a session of its own: a hub that exited by itself (as when its
+        service cannot start) leaves it running, no longer its child. Its pid file names it;
+        its command line (this hub's port) says it is still that proxy."""
+        ours = [b"configurable-http-proxy", f"--port\0{self.port}\0".encode()]
+        with contextlib.suppress(OSError, ValueError):
+            pid = int((self.root / "proxy.pid").read_text())
+            if all(mark in Path(f"/proc/{pid}/cmdline").read_bytes() for mark in ours):
+                os.kill(pid, signal.SIGKILL)
+                print(f"the check hub left its proxy running, killed: {pid}", file=sys.stderr)
 
 
 @dataclass

@@ -392,7 +392,8 @@ def test_a_hub_whose_service_port_is_taken_says_so(tmp_path: Path) -> None:
     threading.Thread(target=squatter.serve_forever, daemon=True).start()
     try:
         with pytest.raises(AssertionError, match="not the check service at .*403"):
-            CheckHub.start(tmp_path / "hub", ["ada"], service_port=squatter.server_port)
+            started = CheckHub.start(tmp_path / "hub", ["ada"], service_port=squatter.server_port)
+            started.stop()  # reached only when the start passed for up: nothing left running
     finally:
         squatter.shutdown()
         squatter.server_close()
