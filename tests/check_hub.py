@@ -18,13 +18,11 @@ Used by tests/checks/test_check_service.py and benchmarks/check_latency.py.
 from __future__ import annotations
 
 import ast
-import contextlib
 import json
 import os
 import re
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -230,28 +228,14 @@ class CheckHub:
 
     def stop(self) -> None:
         """Stop the hub, and whatever it started that its own clean-up left running."""
-        if self.process.poll() is None:
-            started = process_tree.family(self.process.pid)
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:  # it stops its services: as long as they work on it
-                stall_guard.wait(self.process, "the check hub, stopping", self.signs())
-            except stall_guard.Stalled:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-            if left := process_tree.end(started):
-                print(f"the check hub left processes running, killed: {left}", file=sys.stderr)
-        self._end_orphaned_proxy()
-
-    def _end_orphaned_proxy(self) -> None:
-        """The proxy runs in a session of its own: a hub that exited by itself (as when its
-        service cannot start) leaves it running, no longer its child. Its pid file names it;
-        its command line (this hub's port) says it is still that proxy."""
-        ours = [b"configurable-http-proxy", f"--port\0{self.port}\0".encode()]
-        with contextlib.suppress(OSError, ValueError):
-            pid = int((self.root / "proxy.pid").read_text())
-            if all(mark in Path(f"/proc/{pid}/cmdline").read_bytes() for mark in ours):
-                os.kill(pid, signal.SIGKILL)
-                print(f"the check hub left its proxy running, killed: {pid}", file=sys.stderr)
+        left = stall_guard.stop_group(self.process, "the check hub, stopping", self.signs())
+        if left:  # its proxy and its service run in sessions of their own
+            print(f"the check hub left processes running, killed: {left}", file=sys.stderr)
+        # a hub that exited by itself (its service could not start) left its proxy running
+        if proxy := process_tree.end_recorded(
+            self.root / "proxy.pid", *process_tree.proxy_marks(self.port)
+        ):
+            print(f"the check hub left its proxy running, killed: {proxy}", file=sys.stderr)
 
 
 @dataclass

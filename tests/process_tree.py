@@ -82,6 +82,24 @@ def end(processes: list[Process]) -> list[int]:
     return killed
 
 
+def end_recorded(pid_file: Path, *marks: bytes) -> int | None:
+    """SIGKILL the process `pid_file` names if its command line still holds every one of
+    `marks` (that program, not a later one given the number): a server started in a session
+    of its own whose parent exited by itself, before its clean-up, and so is no longer in
+    its family (a hub's proxy). The pid killed, or None."""
+    with contextlib.suppress(OSError, ValueError):
+        pid = int(pid_file.read_text())
+        if all(mark in Path(f"/proc/{pid}/cmdline").read_bytes() for mark in marks):
+            os.kill(pid, signal.SIGKILL)
+            return pid
+    return None
+
+
+def proxy_marks(port: int) -> tuple[bytes, bytes]:
+    """What a hub's configurable-http-proxy on `port` shows in its command line."""
+    return b"configurable-http-proxy", f"--port\0{port}\0".encode()
+
+
 def descriptors(pid: int) -> dict[int, str]:
     """What each open descriptor of `pid` refers to (``socket:[…]``, a path…), by number.
     A descriptor closed while it is read is left out: the process runs on meanwhile."""

@@ -14,6 +14,8 @@ limit).
   started) and `Stalled` raised when it stops making progress.
 - `communicate(process, what)`: the same for a `Popen` already started.
 - `wait(process, what)`: `process.wait()` while its process tree uses CPU time.
+- `stop_group(process, what, signs)`: SIGTERM a server's process group, wait while it
+  works on stopping, SIGKILL it on a stall, and end what it started that outlived it.
 - `wait_for_server(up, what, process, log)`: until a server answers, while it works.
 - `wait_until(condition, what, signs)`: poll `condition` while `signs` keep changing (e.g.
   `cpu_of(process.pid)`, `size_of(log)`, `work_below(server.pid)`).
@@ -28,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -229,6 +232,26 @@ def wait(
     signs = [cpu_of(process.pid)] if signs is None else signs
     wait_until(lambda: process.poll() is not None, what, signs, stall)
     return process.wait()
+
+
+def stop_group(
+    process: subprocess.Popen[Any], what: str, signs: Sequence[Sign] | None = None
+) -> list[int]:
+    """Stop `process` (a group leader, as a server started with `start_new_session`) and
+    everything it started: SIGTERM its group, wait while `signs` change (it stops what it
+    runs: as long as it works on it), SIGKILL the group on a stall, then kill what of its
+    family is still running (servers it started in sessions of their own). The pids killed
+    that way; nothing when it had already exited."""
+    if process.poll() is not None:
+        return []
+    started = family(process.pid)
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        wait(process, what, signs)
+    except Stalled:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    return end(started)
 
 
 def wait_for_server(

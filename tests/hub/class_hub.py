@@ -31,7 +31,6 @@ import os
 import pwd
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -378,16 +377,15 @@ class ClassHub:
         return path.read_text(errors="replace")[-6000:] if path.exists() else ""
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            started = process_tree.family(self.process.pid)
-            os.killpg(self.process.pid, signal.SIGTERM)  # the hub stops its users' servers
-            try:  # it stops its users' servers: as long as they work on it
-                stall_guard.wait(self.process, "the class hub, stopping", self.signs())
-            except stall_guard.Stalled:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-            if left := process_tree.end(started):  # its proxy and services: own sessions
+        if self.process is not None:  # the hub stops its users' servers
+            stopping = "the class hub, stopping"
+            if left := stall_guard.stop_group(self.process, stopping, self.signs()):
                 print(f"the class hub left processes running, killed: {left}", file=sys.stderr)
+            # a hub that exited by itself left its proxy running: its pid file names it
+            proxy_pid_file = self.root / "state" / "hub" / "proxy.pid"
+            marks = process_tree.proxy_marks(self.port)
+            if proxy := process_tree.end_recorded(proxy_pid_file, *marks):
+                print(f"the class hub left its proxy running, killed: {proxy}", file=sys.stderr)
         for user in self.created:
             deadline = time.monotonic() + 120
             while True:

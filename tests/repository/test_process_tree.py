@@ -8,9 +8,10 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
-from process_tree import alive, descriptors, end, family
+from process_tree import alive, descriptors, end, end_recorded, family
 from stall_guard import wait_until
 
 # A parent that starts a child in a new session (as JupyterHub starts its proxy), prints
@@ -78,3 +79,25 @@ def test_descriptors_closing_while_they_are_read_are_left_out_not_an_error() -> 
     finally:
         churning.kill()
         churning.wait()
+
+
+def test_a_recorded_process_is_ended_only_while_it_is_still_that_program(
+    tmp_path: Path,
+) -> None:
+    """A pid file names a process that lost its parent: ended when its command line holds
+    every mark, left alone when one is missing (the number given to another program)."""
+    sleeper = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    # Popen returns as the child execs, a moment before its new command line is readable
+    command_line = Path(f"/proc/{sleeper.pid}/cmdline")
+    wait_until(command_line.read_bytes, "sleep's command line", [], stall=60)
+    pid_file = tmp_path / "server.pid"
+    pid_file.write_text(str(sleeper.pid))
+    try:
+        assert end_recorded(pid_file, b"sleep", b"301") is None
+        assert sleeper.poll() is None
+        assert end_recorded(tmp_path / "absent.pid", b"sleep") is None
+        assert end_recorded(pid_file, b"sleep", b"300") == sleeper.pid
+        assert sleeper.wait() == -signal.SIGKILL
+    finally:
+        sleeper.kill()
+        sleeper.wait()
