@@ -267,6 +267,9 @@ def checked_sandbox(args: argparse.Namespace, course: Path) -> Sandbox | None:
 
 
 def grade(args: argparse.Namespace) -> int:
+    from autograder.grading.nbgrader_internals import without_server_extensions
+
+    without_server_extensions()  # nbgrader's Jupyter server extensions: not for grading
     course = args.course_dir.resolve()
     sandbox = checked_sandbox(args, course)
     if sandbox is None:
@@ -283,6 +286,9 @@ def grade(args: argparse.Namespace) -> int:
         course / STATE_DIR / "references", instructor_notebooks(sandbox, course, args.assignments)
     )
     try:
+        from autograder.grading.kept_validators import keep_validators
+
+        keep_validators()  # nbformat's notebook validators: compiled once per machine
         return grade_with(args, course, first, prefetch)
     finally:
         first.stop(now=True)  # normally stopped already, with the grader's workers

@@ -22,6 +22,12 @@ plugins named in the config) is used everywhere; what is not public is used only
   `preprocess_cell` asks it `find_source_cell` and `find_graded_cell`). Each has a test
   that runs it beside nbgrader's own over the sample class.
 
+- `without_server_extensions`: a grading command makes the `nbgrader` package importable
+  without running its `__init__`, which loads its four Jupyter server extensions (Jupyter
+  Server, Tornado, every exchange and app: 0.3 s of a one-notebook grade) only to offer
+  them to a server. The package gets `__version__`, all a grader uses of it; its modules
+  import as they always do.
+
 `CHECKED_VERSIONS` are the nbgrader versions these were read against; `check_version`
 (called before anything is patched) refuses another, so an upgrade is noticed here, by
 `tests/grading/test_nbgrader_internals.py`, not by a wrong grade.
@@ -30,8 +36,10 @@ plugins named in the config) is used everywhere; what is not public is used only
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -54,6 +62,30 @@ def check_version(version: str | None = None) -> None:
             f"checked against {', '.join(CHECKED_VERSIONS)} only: read what it patches "
             "against the new version, then add it to CHECKED_VERSIONS"
         )
+
+
+def without_server_extensions() -> bool:
+    """Make `import nbgrader…` skip the package's `__init__` from now on in this process
+    (see the module docstring); whether it did. Nothing changes when nbgrader is imported
+    already, is not installed, or is a version not checked here (its `__init__` then runs
+    as usual, and `check_version` refuses it where the internals are used)."""
+    if "nbgrader" in sys.modules:
+        return False
+    spec = importlib.util.find_spec("nbgrader")
+    if spec is None or spec.submodule_search_locations is None:
+        return False
+    package = importlib.util.module_from_spec(spec)  # the package's module, not yet run
+    sys.modules["nbgrader"] = package
+    try:
+        from nbgrader._version import __version__
+    except ImportError:
+        __version__ = None
+    if __version__ not in CHECKED_VERSIONS:
+        for name in [name for name in sys.modules if name.partition(".")[0] == "nbgrader"]:
+            del sys.modules[name]
+        return False
+    setattr(package, "__version__", __version__)  # noqa: B010  (a module made here)
+    return True
 
 
 class GradebookWork:

@@ -129,6 +129,9 @@ class Grader:
             self._idle.put(worker)
         self.stop_requested = threading.Event()  # set on Ctrl-C: finish the current record
         self._pool: ThreadPoolExecutor | None = None
+        self._waiting = 0  # submissions handed to the pool that no worker has taken yet
+        self._all_handed_out = False  # this run hands out nothing more
+        self._stopping: list[threading.Thread] = []  # workers stopping once their work is done
         # A persistent grader's gradebook engines, tables and compiled statements last
         # from one run to the next (its runs are small in a rush), until `close`.
         self.gradebook_work = GradebookWork() if persistent else None
@@ -186,11 +189,26 @@ class Grader:
 
     def execute_all(self, sub: Submission) -> list[ExecutionResult]:
         """Run every notebook of a submission (in a pool thread, on one worker)."""
+        with self._workers_lock:
+            self._waiting -= 1
         worker = self.take_worker()
         try:
             return [self.execute(worker, prepared, sub.student) for prepared in sub.notebooks]
         finally:
-            self._idle.put(worker)
+            self.release(worker)
+
+    def release(self, worker: Worker) -> None:
+        """Put `worker` back, or stop it when nothing is left for it: a one-off run then
+        ends its processes and cgroups in the background while the last submissions are
+        recorded (`close` waits for that)."""
+        with self._workers_lock:
+            if self.persistent or not self._all_handed_out or self._waiting:
+                self._idle.put(worker)
+                return
+            self._workers.remove(worker)
+        stopping = threading.Thread(target=worker.stop, name="stop-worker")
+        stopping.start()
+        self._stopping.append(stopping)
 
     # -------------------------------------------------------------- judging and recording
 
@@ -261,6 +279,7 @@ class Grader:
             self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="grade")
         pool = self._pool
         pending: deque[tuple[Submission, Future[list[ExecutionResult]]]] = deque()
+        self._all_handed_out = False
         try:
             # Prepare and hand out one submission at a time, recording finished ones in
             # order meanwhile, so the workers start at once and never wait for the grader.
@@ -273,11 +292,15 @@ class Grader:
                 except Exception as error:  # a broken submission fails alone
                     yield self.fail(sub, [str(error) or type(error).__name__])
                     continue
+                with self._workers_lock:
+                    self._waiting += 1
                 pending.append((sub, pool.submit(self.execute_all, sub)))
                 while pending and (pending[0][1].done() or len(pending) > 4 * self.jobs):
                     if self.stop_requested.is_set():
                         break
                     yield self.record_outcome(*pending.popleft())
+            with self._workers_lock:
+                self._all_handed_out = True
             while pending and not self.stop_requested.is_set():
                 yield self.record_outcome(*pending.popleft())
         finally:
@@ -313,6 +336,8 @@ class Grader:
                 worker.stop(now=True)  # idle fork servers: nothing to finish
             self._workers.clear()
             self._idle = queue.SimpleQueue()
+        while self._stopping:
+            self._stopping.pop().join()
         if self.gradebook_work is not None:
             self.gradebook_work.close()
 

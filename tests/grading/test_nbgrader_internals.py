@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -157,3 +158,30 @@ def test_the_worker_preloads_torch_for_an_assignment_whose_setup_uses_it(
     assert len(assignments) == 9
     preloaded = [a for a in assignments if uses_torch(read_source_cells(url, COURSE_ID, a, a))]
     assert preloaded == ["05_three_mechanics", "08_when_backward_complains"]
+
+
+WITHOUT_EXTENSIONS = """
+import sys
+from autograder.grading import nbgrader_internals
+{before}
+print(nbgrader_internals.without_server_extensions())
+import nbgrader, nbgrader.converters, autograder.grading.runner
+from nbgrader.apps import NbGraderAPI
+print(nbgrader.__version__, hasattr(nbgrader, "load_formgrader"))
+print(any(name.startswith("nbgrader.server_extensions") for name in sys.modules))
+"""
+
+
+@pytest.mark.processes
+@pytest.mark.parametrize("checked", [True, False])
+def test_a_grading_command_skips_nbgraders_server_extensions(checked: bool) -> None:
+    """What a grader imports works without the package's __init__ (its Jupyter server
+    extensions); an nbgrader version not checked here is imported as usual."""
+    before = "" if checked else "nbgrader_internals.CHECKED_VERSIONS = ()"
+    program = WITHOUT_EXTENSIONS.format(before=before)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    skipped, version_line, extensions = done.stdout.splitlines()
+    assert skipped == str(checked)
+    assert version_line == f"{nbgrader.__version__} {not checked}"
+    assert extensions == str(not checked)

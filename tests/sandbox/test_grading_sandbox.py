@@ -973,6 +973,36 @@ def test_a_notebook_that_could_not_start_is_a_failure_not_a_grade(tmp_path: Path
 
 
 @pytest.mark.processes
+def test_a_one_off_run_stops_each_worker_once_nothing_is_left_for_it(tmp_path: Path) -> None:
+    """The worker's processes and cgroups end while the last hand-in is recorded, not
+    after it; a lasting grader (a service) keeps its worker for the next run."""
+    course = make_course(tmp_path / "course", [HAND])
+    submit_sample_class(course, [HAND], ["ada", "ben"])
+    from autograder.grading.runner import Grader
+
+    grader = Grader(course, jobs=1, seed=0)
+    run = grader.run()
+    statuses = [next(run).status]
+    stopping = grader._stopping[:]  # the last hand-in executed: its worker stops meanwhile
+    statuses.append(next(run).status)
+    assert grader._workers == [] and len(stopping) == 1, "not stopped before the last record"
+    assert next(run, None) is None
+    assert statuses == ["graded", "graded"] and not stopping[0].is_alive()
+
+    (course / "submitted" / "ben" / HAND / f"{HAND}.ipynb").write_text(
+        (course / "submitted" / "ben" / HAND / f"{HAND}.ipynb").read_text() + " "
+    )
+    lasting = Grader(course, jobs=1, seed=0, persistent=True)
+    try:
+        assert sorted(o.status for o in lasting.run()) == ["graded", "skipped"]
+        assert len(lasting._workers) == 1 and lasting._stopping == []
+        assert lasting._workers[0].process is not None
+    finally:
+        lasting.close()
+    assert lasting._workers == []
+
+
+@pytest.mark.processes
 def test_the_shim_gives_the_values_the_grader_injected(tmp_path: Path) -> None:
     """In the sandbox `autograder` is the answer-free shim; `given` returns injected values
     and, where the exercise varies, prints the student's problem as the real package does
