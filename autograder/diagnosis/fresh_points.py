@@ -4,9 +4,14 @@ with them; `formula_pair` checks a formula's edits at the same points).
 
 Each draw multiplies every given by a factor from `SPREAD`, and is kept only when every
 named value of the spec's PyTorch program keeps its sign (the same ReLU side, the same
-signs). An earlier answer the learner's formula uses, upstream in the chain, takes a free
-value at each draw; every other part takes the spec's model answer there. All is seeded by
-the exercise and the learner's numbers, so the notebook's check and the grader agree.
+signs). Numbers near a branch's edge (a ReLU's input or a residual close to zero) keep
+their branches only close by: when too few draws were kept, more are drawn from each
+narrower range of `CLOSER` in turn, so every learner's formulas are checked at other
+numbers, not left unverified.
+
+An earlier answer the learner's formula uses, upstream in the chain, takes a free value at
+each draw; every other part takes the spec's model answer there. All is seeded by the
+exercise and the learner's numbers, so the notebook's check and the grader agree.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ CANDIDATES: Final = 16
 """Sets drawn to find `FRESH_DRAWS` that keep every branch (computed in one batch)."""
 SPREAD: Final = (0.6, 1.6)
 """Each given is multiplied by a factor drawn from this range (so its sign is kept)."""
+CLOSER: Final = ((0.85, 1.2), (0.95, 1.05), (0.99, 1.01), (0.998, 1.002))
+"""Narrower ranges, drawn from in turn while fewer than `FRESH_DRAWS` were kept."""
 FREE_SPREAD: Final = (1.3, 2.1)
 """An earlier answer the formula uses is multiplied by a factor from this range."""
 EXACT_RTOL: Final = 1e-9
@@ -68,20 +75,25 @@ def _fresh(exercise: str, key: tuple[tuple[str, float], ...]) -> tuple[Draw, ...
     givens = dict(key)
     base = reference_values(exercise, {**spec.constants, **givens})
     rng = random.Random(f"{exercise}|{key!r}")
-    candidates: list[dict[str, float]] = []
-    for _ in range(CANDIDATES):
-        moved = dict(spec.constants)
-        for name in spec.given_names:
-            old = givens[name]
-            new = round(old * rng.uniform(*SPREAD), 4)
-            moved[name] = new if new != 0 and new != old else old * 1.25
-        candidates.append(moved)
-    rows = reference_rows(exercise, list(candidates))
-    kept = [
-        Draw(moved, row)
-        for moved, row in zip(candidates, rows, strict=True)
-        if row is not None and same_branches(base, row)
-    ]
+    kept: list[Draw] = []
+    for spread in (SPREAD, *CLOSER):
+        candidates: list[dict[str, float]] = []
+        for _ in range(CANDIDATES):
+            moved = dict(spec.constants)
+            for name in spec.given_names:
+                old = givens[name]
+                new = round(old * rng.uniform(*spread), 4)
+                nudged = old * (1.25 if spread == SPREAD else spread[1])  # rounded to itself
+                moved[name] = new if new != 0 and new != old else nudged
+            candidates.append(moved)
+        rows = reference_rows(exercise, list(candidates))
+        kept += [
+            Draw(moved, row)
+            for moved, row in zip(candidates, rows, strict=True)
+            if row is not None and same_branches(base, row)
+        ]
+        if len(kept) >= FRESH_DRAWS:
+            break
     return tuple(kept[:FRESH_DRAWS])
 
 

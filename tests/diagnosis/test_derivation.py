@@ -8,7 +8,12 @@ import pytest
 
 from autograder.core.spec import CODE_KINDS
 from autograder.diagnosis.byhand import read_hand_answers
-from autograder.diagnosis.fresh_points import fixed_by_branches, fresh_draws, same_branches
+from autograder.diagnosis.fresh_points import (
+    NUMERIC,
+    fixed_by_branches,
+    fresh_draws,
+    same_branches,
+)
 from autograder.diagnosis.judge import JudgeContext, judge
 from autograder.diagnosis.references import reference_values
 from autograder.specs import SPECS, exercise_spec, learner_givens, learner_problem
@@ -61,6 +66,30 @@ def test_fresh_draws_keep_every_branch_and_differ() -> None:
             for draw in draws:
                 assert same_branches(base, draw.values)
                 assert all(draw.givens[n] != givens[n] for n in spec.given_names)
+
+
+# A class learner's numbers (a variant test's draw) that put their structure near two
+# branch edges: 10 * (b + w * x) = 10 is open by 10 and short of y = 11 by 1. No draw of
+# the wide range kept both; the learner's own right formulas were left "unverified".
+NEAR_EDGES = ("09_autograd_by_hand[k10_c4]", {"x": -2.0, "w": -5.0, "b": -9.0, "y": 11.0})
+
+
+def test_numbers_near_a_branch_edge_are_checked_at_closer_draws() -> None:
+    problem, givens = NEAR_EDGES
+    spec = exercise_spec(problem)
+    base = reference_values(problem, {**spec.constants, **givens})
+    draws = fresh_draws(problem, givens)
+    assert len(draws) == 3
+    for draw in draws:
+        assert same_branches(base, draw.values)
+        assert all(draw.givens[n] != givens[n] for n in spec.given_names)
+    given = f"{', '.join(givens)} = exercise.given({', '.join(map(repr, givens))})"
+    written = [given, *(f"{p.stub}\n{p.code}" for p in spec.parts if p.kind in NUMERIC)]
+    hand = read_hand_answers(written, givens)  # the learner's own formulas, as they wrote
+    for part in spec.parts:
+        if part.kind in NUMERIC:
+            verdict = judge(problem, part.name, JudgeContext(problem, givens, hand))
+            assert verdict.passed, (part.name, verdict.message)
 
 
 def test_right_only_at_the_learners_numbers_is_wrong_and_named() -> None:
