@@ -1061,6 +1061,33 @@ def test_a_plot_in_a_notebook_comes_back_as_an_image(tmp_path: Path) -> None:
     assert result.cells[1]["outputs"][0]["text"] == "after\n"
 
 
+@pytest.mark.processes
+def test_the_templates_warm_up_cell_leaves_no_trace_in_a_notebook(tmp_path: Path) -> None:
+    """The template runs one silent cell before it forks (IPython then compiles and imports
+    once, not in every notebook). Each notebook sees the counts, history and names it saw
+    before that cell was added (the values below, the same without it), the second as the
+    first."""
+    from autograder.sandbox.workers import Worker
+
+    probe = (
+        "shell = get_ipython()\n"
+        "print(shell.execution_count, len(In), repr(_i), len(Out), repr(_),"
+        " sorted(n for n in dir() if not n.startswith('_')))"
+    )
+    worker = Worker(Sandbox(wall_seconds=stall_guard.STALL_SECONDS), tmp_path / "logs")
+    try:
+        first, second = (worker.execute([probe, "1 + 1"]) for _ in range(2))
+    finally:
+        worker.stop()
+    for result in (first, second):
+        assert result.status == "ok", result.detail
+        printed = result.cells[0]["outputs"][0]["text"]
+        assert (
+            printed == "2 2 '' 0 '' ['In', 'Out', 'exit', 'get_ipython', 'open', 'quit', 'shell']\n"
+        )
+        assert result.cells[1]["outputs"][0]["execution_count"] == 3
+
+
 def test_check_sandbox_refuses_a_root_sandbox_user() -> None:
     if os.geteuid() != 0:
         pytest.fail("run as root")
