@@ -238,6 +238,13 @@ def report(args: argparse.Namespace) -> int:
 
 def checked_sandbox(args: argparse.Namespace, course: Path) -> Sandbox | None:
     """The course's sandbox, checked (None: an error was printed; exit status 2)."""
+    sandbox = course_sandbox(args, course)
+    return sandbox if sandbox is not None and probed(args, sandbox) else None
+
+
+def course_sandbox(args: argparse.Namespace, course: Path) -> Sandbox | None:
+    """The course's sandbox as its configuration sets it, not yet probed (None: an error
+    was printed)."""
     if not course.is_dir():
         print(f"error: course directory {course} does not exist", file=sys.stderr)
         return None
@@ -253,17 +260,24 @@ def checked_sandbox(args: argparse.Namespace, course: Path) -> Sandbox | None:
     sandbox = Sandbox(config=load_config(course))
     if args.no_sandbox:
         sandbox.enabled = False
+    return sandbox
+
+
+def probed(args: argparse.Namespace, sandbox: Sandbox) -> bool:
+    """Whether grading may go on in `sandbox`: it works (else an error is printed), or
+    `--no-sandbox` said to grade without one (said again, as a warning)."""
+    if args.no_sandbox:
         print(
             "warning: --no-sandbox: submissions run as you, with your files and network.",
             file=sys.stderr,
         )
-    else:
-        try:
-            check_sandbox(sandbox)
-        except SandboxUnavailable as error:
-            print(f"error: refusing to grade: {error}", file=sys.stderr)
-            return None
-    return sandbox
+        return True
+    try:
+        check_sandbox(sandbox)
+    except SandboxUnavailable as error:
+        print(f"error: refusing to grade: {error}", file=sys.stderr)
+        return False
+    return True
 
 
 def grade(args: argparse.Namespace) -> int:
@@ -271,27 +285,32 @@ def grade(args: argparse.Namespace) -> int:
 
     without_server_extensions()  # nbgrader's Jupyter server extensions: not for grading
     course = args.course_dir.resolve()
-    sandbox = checked_sandbox(args, course)
+    sandbox = course_sandbox(args, course)
     if sandbox is None:
         return 2
-    # The first worker (bubblewrap, Python, IPython: a fraction of a second) starts now, while
-    # nbgrader is imported and the submissions are discovered and prepared.
-    first = Worker(sandbox, worker_log_dir(course))
-    first.start_soon()
     # In a course graded for the first time, PyTorch computes the reference values in a
-    # process of its own from now on, on the other core (`diagnosis.prefetch`).
+    # process of its own from now on, on the other core (`diagnosis.prefetch`): started
+    # first, as the rest of the command waits for it.
     from autograder.diagnosis.prefetch import for_new_store
 
     prefetch = for_new_store(
         course / STATE_DIR / "references", instructor_notebooks(sandbox, course, args.assignments)
     )
     try:
-        from autograder.grading.kept_validators import keep_validators
+        if not probed(args, sandbox):
+            return 2
+        # The first worker (bubblewrap, Python, IPython: a fraction of a second) starts now,
+        # while nbgrader is imported and the submissions are discovered and prepared.
+        first = Worker(sandbox, worker_log_dir(course))
+        first.start_soon()
+        try:
+            from autograder.grading.kept_validators import keep_validators
 
-        keep_validators()  # nbformat's notebook validators: compiled once per machine
-        return grade_with(args, course, first, prefetch)
+            keep_validators()  # nbformat's notebook validators: compiled once per machine
+            return grade_with(args, course, first, prefetch)
+        finally:
+            first.stop(now=True)  # normally stopped already, with the grader's workers
     finally:
-        first.stop(now=True)  # normally stopped already, with the grader's workers
         if prefetch is not None:
             prefetch.close()
 
