@@ -135,7 +135,7 @@ class Discovery:
                 if only is not None and f"{student_dir.name}/{assignment}" not in only:
                     continue
                 folder = student_dir / assignment
-                sub = Submission(student_dir.name, assignment, folder)
+                sub = Submission(student_dir.name, assignment, folder, "", known[assignment])
                 try:
                     if refused is not None:
                         raise refused

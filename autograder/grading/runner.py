@@ -274,7 +274,6 @@ class Grader:
             return
         self.warm_up(min(len(todo), self.jobs))
         threading.Thread(target=import_recorder, name="imports", daemon=True).start()
-        notebooks = self.known_assignments()
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="grade")
         pool = self._pool
@@ -288,7 +287,7 @@ class Grader:
                     break
                 self.discovery.attempted[sub.key] = sub.fingerprint
                 try:
-                    self.prepare(sub, notebooks[sub.assignment])
+                    self.prepare(sub, sub.notebook_ids)
                 except Exception as error:  # a broken submission fails alone
                     yield self.fail(sub, [str(error) or type(error).__name__])
                     continue

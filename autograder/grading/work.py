@@ -29,6 +29,8 @@ class Submission:
     assignment: str
     path: Path
     fingerprint: str = ""
+    notebook_ids: list[str] = field(default_factory=list)
+    """The assignment's notebooks as the gradebook listed them when it was discovered."""
     notebooks: list[PreparedNotebook] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
