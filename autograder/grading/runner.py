@@ -273,7 +273,9 @@ class Grader:
                 self.close()  # a worker warmed up before discovery is not needed
             return
         self.warm_up(min(len(todo), self.jobs))
-        threading.Thread(target=import_recorder, name="imports", daemon=True).start()
+        # nbgrader's converter is imported in the background once the first submission is
+        # handed out, while it runs (earlier, it would slow the preparing of it)
+        importing = threading.Thread(target=import_recorder, name="imports", daemon=True)
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="grade")
         pool = self._pool
@@ -294,6 +296,8 @@ class Grader:
                 with self._workers_lock:
                     self._waiting += 1
                 pending.append((sub, pool.submit(self.execute_all, sub)))
+                if importing.ident is None:  # not started yet
+                    importing.start()
                 while pending and (pending[0][1].done() or len(pending) > 4 * self.jobs):
                     if self.stop_requested.is_set():
                         break
