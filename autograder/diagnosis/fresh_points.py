@@ -83,7 +83,8 @@ def _fresh(exercise: str, key: tuple[tuple[str, float], ...]) -> tuple[Draw, ...
             for name in spec.given_names:
                 old = givens[name]
                 new = round(old * rng.uniform(*spread), 4)
-                nudged = old * (1.25 if spread == SPREAD else spread[1])  # rounded to itself
+                # a draw that rounds back to the number (or to 0) moves by a set factor
+                nudged = old * (1.25 if spread == SPREAD else spread[1])
                 moved[name] = new if new != 0 and new != old else nudged
             candidates.append(moved)
         rows = reference_rows(exercise, list(candidates))

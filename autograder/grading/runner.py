@@ -205,6 +205,8 @@ class Grader:
             if self.persistent or not self._all_handed_out or self._waiting:
                 self._idle.put(worker)
                 return
+            if worker not in self._workers:  # stopped already (`close`, on Ctrl-C)
+                return
             self._workers.remove(worker)
         stopping = threading.Thread(target=worker.stop, name="stop-worker")
         stopping.start()
