@@ -982,9 +982,9 @@ def test_a_one_off_run_stops_each_worker_once_nothing_is_left_for_it(tmp_path: P
 
     grader = Grader(course, jobs=1, seed=0)
     run = grader.run()
-    statuses = [next(run).status]
-    stopping = grader._stopping[:]  # the last hand-in executed: its worker stops meanwhile
-    statuses.append(next(run).status)
+    statuses = [next(run).status, next(run).status]
+    # the last hand-in is recorded once it ran, and its worker was told to stop as it ended
+    stopping = grader._stopping[:]
     assert grader._workers == [] and len(stopping) == 1, "not stopped before the last record"
     assert next(run, None) is None
     assert statuses == ["graded", "graded"] and not stopping[0].is_alive()
