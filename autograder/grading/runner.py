@@ -22,6 +22,7 @@ The stages live beside this module: `discovery` (what to grade), `preparation` (
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -189,28 +190,42 @@ class Grader:
 
     def execute_all(self, sub: Submission) -> list[ExecutionResult]:
         """Run every notebook of a submission (in a pool thread, on one worker)."""
-        with self._workers_lock:
-            self._waiting -= 1
         worker = self.take_worker()
+        with self._workers_lock:
+            self._waiting -= 1  # taken: no idle worker is stopped while one is still needed
         try:
             return [self.execute(worker, prepared, sub.student) for prepared in sub.notebooks]
         finally:
             self.release(worker)
 
     def release(self, worker: Worker) -> None:
-        """Put `worker` back, or stop it when nothing is left for it: a one-off run then
-        ends its processes and cgroups in the background while the last submissions are
-        recorded (`close` waits for that)."""
+        """Put `worker` back, or stop it when nothing is left for it (`stop_unneeded`)."""
+        self._idle.put(worker)
+        self.stop_unneeded()
+
+    def all_handed_out(self) -> None:
+        """This run hands out nothing more: workers done already may stop."""
+        with self._workers_lock:
+            self._all_handed_out = True
+        self.stop_unneeded()
+
+    def stop_unneeded(self) -> None:
+        """In a one-off run that hands out nothing more, stop the idle workers, each in
+        the background: their processes and cgroups end while the last submissions are
+        recorded, not after (`close` waits for them)."""
         with self._workers_lock:
             if self.persistent or not self._all_handed_out or self._waiting:
-                self._idle.put(worker)
                 return
-            if worker not in self._workers:  # stopped already (`close`, on Ctrl-C)
-                return
-            self._workers.remove(worker)
-        stopping = threading.Thread(target=worker.stop, name="stop-worker")
-        stopping.start()
-        self._stopping.append(stopping)
+            idle = []
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    idle.append(self._idle.get_nowait())
+            for worker in idle:
+                if worker in self._workers:  # else stopped already (`close`, on Ctrl-C)
+                    self._workers.remove(worker)
+                    stopping = threading.Thread(target=worker.stop, name="stop-worker")
+                    stopping.start()
+                    self._stopping.append(stopping)
 
     # -------------------------------------------------------------- judging and recording
 
@@ -300,12 +315,13 @@ class Grader:
                 pending.append((sub, pool.submit(self.execute_all, sub)))
                 if importing.ident is None:  # not started yet
                     importing.start()
+                if sub is todo[-1]:
+                    self.all_handed_out()
                 while pending and (pending[0][1].done() or len(pending) > 4 * self.jobs):
                     if self.stop_requested.is_set():
                         break
                     yield self.record_outcome(*pending.popleft())
-            with self._workers_lock:
-                self._all_handed_out = True
+            self.all_handed_out()
             while pending and not self.stop_requested.is_set():
                 yield self.record_outcome(*pending.popleft())
         finally:
