@@ -179,3 +179,13 @@ def test_a_kept_constant_hidden_by_large_numbers_is_still_wrong() -> None:
         assert judge_entry(E8, part, f"{part} = 3 * {slope}", learner, CLASS)[0] == "match"
         rounded = f"{part} = 12.0001 * {slope.removeprefix('4 * ')}"
         assert judge_entry(E8, part, rounded, learner, CLASS)[0] == "match", learner
+
+
+def test_the_fresh_draw_sweep_counts_every_exercise_with_numbers() -> None:
+    """`python -m evaluation.fresh_draws`: a few class learners, each counted once."""
+    from evaluation.fresh_draws import sweep
+
+    counts = sweep(3)
+    numeric = [n for n, s in SPECS.items() if any(p.kind in NUMERIC for p in s.parts)]
+    assert list(counts) == numeric
+    assert all(counted == {"all": 3} for counted in counts.values())
