@@ -55,17 +55,21 @@ def test_copied_numbers_earn_nothing_for_class_learners_either() -> None:
         assert tally.fixed == tally.fixed_total and tally.facts == tally.facts_total, exercise
 
 
+def assert_three_draws_keep_every_branch(problem: str, givens: dict[str, float]) -> None:
+    """`problem`'s fresh draws at `givens`: three, each keeping every branch, each given moved."""
+    spec = exercise_spec(problem)
+    base = reference_values(problem, {**spec.constants, **givens})
+    draws = fresh_draws(problem, givens)
+    assert len(draws) == 3
+    for draw in draws:
+        assert same_branches(base, draw.values)
+        assert all(draw.givens[n] != givens[n] for n in spec.given_names)
+
+
 def test_fresh_draws_keep_every_branch_and_differ() -> None:
     for exercise in SPECS:
-        spec = exercise_spec(exercise)
         for learner in LEARNERS:
-            givens = learner_givens(exercise, learner)
-            base = reference_values(exercise, {**spec.constants, **givens})
-            draws = fresh_draws(exercise, givens)
-            assert len(draws) == 3
-            for draw in draws:
-                assert same_branches(base, draw.values)
-                assert all(draw.givens[n] != givens[n] for n in spec.given_names)
+            assert_three_draws_keep_every_branch(exercise, learner_givens(exercise, learner))
 
 
 # A class learner's numbers (a variant test's draw) that put their structure near two
@@ -76,13 +80,8 @@ NEAR_EDGES = ("09_autograd_by_hand[k10_c4]", {"x": -2.0, "w": -5.0, "b": -9.0, "
 
 def test_numbers_near_a_branch_edge_are_checked_at_closer_draws() -> None:
     problem, givens = NEAR_EDGES
+    assert_three_draws_keep_every_branch(problem, givens)
     spec = exercise_spec(problem)
-    base = reference_values(problem, {**spec.constants, **givens})
-    draws = fresh_draws(problem, givens)
-    assert len(draws) == 3
-    for draw in draws:
-        assert same_branches(base, draw.values)
-        assert all(draw.givens[n] != givens[n] for n in spec.given_names)
     given = f"{', '.join(givens)} = exercise.given({', '.join(map(repr, givens))})"
     written = [given, *(f"{p.stub}\n{p.code}" for p in spec.parts if p.kind in NUMERIC)]
     hand = read_hand_answers(written, givens)  # the learner's own formulas, as they wrote
