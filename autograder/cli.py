@@ -281,6 +281,7 @@ def probed(args: argparse.Namespace, sandbox: Sandbox) -> bool:
 
 
 def grade(args: argparse.Namespace) -> int:
+    from autograder.grading.lean_imports import lean_imports
     from autograder.grading.nbgrader_internals import without_server_extensions
 
     without_server_extensions()  # nbgrader's Jupyter server extensions: not for grading
@@ -303,6 +304,7 @@ def grade(args: argparse.Namespace) -> int:
         # while nbgrader is imported and the submissions are discovered and prepared.
         first = Worker(sandbox, worker_log_dir(course))
         first.start_soon()
+        lean_imports()  # nor what nbgrader and nbformat import for what grading never does
         try:
             from autograder.grading.kept_validators import keep_validators
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.metadata
+import importlib.util
 import json
 import os
 import tempfile
@@ -28,11 +28,23 @@ EXERCISES: tuple[str, ...] = tuple(SPECS)
 _store: Path | None = None  # see `stored_in`
 
 
+def _torch_build() -> bytes:
+    """The text of the installed PyTorch's `version.py` (b"" when PyTorch is not installed)."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
+        return b""
+    try:
+        return (Path(spec.origin).parent / "version.py").read_bytes()
+    except OSError:
+        return b""
+
+
 @functools.cache
 def _code_fingerprint() -> str:
-    """What reference values depend on: the specs, the engine, and PyTorch's version."""
+    """What reference values depend on: the specs, the engine, and PyTorch's build (its
+    `torch/version.py`: version and commit, read without importing PyTorch)."""
     package = Path(__file__).resolve().parent.parent
-    digest = hashlib.sha256(importlib.metadata.version("torch").encode())
+    digest = hashlib.sha256(_torch_build())
     code = [*(package / "core").glob("*.py"), *(package / "specs").glob("*.py")]
     for path in sorted(code, key=lambda p: (p.parent.name, p.name)):
         digest.update(f"{path.parent.name}/{path.name}".encode() + b"\0" + path.read_bytes())

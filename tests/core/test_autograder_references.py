@@ -245,3 +245,26 @@ def test_a_changed_spec_does_not_read_old_references(tmp_path: Path, monkeypatch
         assert references.is_stored(NEURON.name, givens)
         monkeypatch.setattr(references, "_code_fingerprint", lambda: "another-spec")
         assert not references.is_stored(NEURON.name, givens)
+
+
+def test_another_pytorch_build_does_not_read_old_references(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The fingerprint reads PyTorch's `version.py` (version and commit) without importing
+    anything: another build of PyTorch is another fingerprint."""
+    import importlib.util
+
+    from autograder.diagnosis import references
+
+    installed = Path(torch.__file__).parent / "version.py"
+    assert references._torch_build() == installed.read_bytes()
+    assert torch.__version__.encode() in references._torch_build()
+    ours = references._code_fingerprint.__wrapped__()
+
+    other = tmp_path / "torch"
+    other.mkdir()
+    (other / "__init__.py").write_text("")
+    (other / "version.py").write_text("__version__ = '9.9.9'\ngit_version = 'another'\n")
+    found = importlib.util.spec_from_file_location("torch", other / "__init__.py")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: found)
+    assert references._code_fingerprint.__wrapped__() != ours
