@@ -40,7 +40,6 @@ import stall_guard
 from page_steps import new_context, patiently
 from playwright.sync_api import (
     Browser,
-    BrowserContext,
     Locator,
     Page,
     expect,
@@ -295,16 +294,25 @@ def browser(chromium_executable: Path) -> Iterator[Browser]:
 class Notebook:
     """One notebook opened in its own browser context, driven through JupyterLab's UI."""
 
-    def __init__(self, server: LabServer, context: BrowserContext, path: str) -> None:
+    def __init__(self, server: LabServer, path: str, page: Page, loaded: bool) -> None:
+        """Open `path` in `page`: a JupyterLab already `loaded` there (with no notebook
+        open) opens it through File > Open from Path…, as a learner would; else the page
+        loads JupyterLab at the notebook's URL."""
         self.server = server
-        self.context = context
+        self.context = page.context
         self.path = path
         self.name = Path(path).stem
-        self.page: Page = context.new_page()
-        self.page.goto(server.url(f"/lab/tree/{path}?reset"))
+        self.page = page
         self.panel = self.page.locator(".jp-NotebookPanel").filter(
             has=self.page.locator(".jp-Notebook")
         )
+        if loaded:
+            self.menu("File", "Open from Path…", confirm=False)
+            dialog = self.page.locator(".jp-Dialog")
+            dialog.locator("input").fill(path)
+            dialog.locator(".jp-Dialog-button.jp-mod-accept").click()
+        else:
+            self.page.goto(server.url(f"/lab/tree/{path}?reset"))
         self.while_working(lambda ms: expect(self.panel).to_have_count(1, timeout=ms), "its panel")
         self.while_working(lambda ms: expect(self.cells.first).to_be_visible(timeout=ms), "a cell")
         self.wait_for_kernel_idle()
@@ -366,8 +374,9 @@ class Notebook:
 
     # --- menus and keys
 
-    def menu(self, top: str, item: str) -> None:
-        """Click a main-menu entry, e.g. `menu("Run", "Run All Cells")`."""
+    def menu(self, top: str, item: str, confirm: bool = True) -> None:
+        """Click a main-menu entry, e.g. `menu("Run", "Run All Cells")`; then accept a
+        dialog it opens, unless not to `confirm`."""
         self.page.locator("#jp-MainMenu .lm-MenuBar-itemLabel").filter(
             has_text=re.compile(rf"^{re.escape(top)}$")
         ).click()
@@ -378,7 +387,8 @@ class Notebook:
         )
         expect(entry).to_have_count(1)
         entry.click()
-        self.dismiss_dialogs()
+        if confirm:
+            self.dismiss_dialogs()
 
     def select_cell(self, index: int) -> None:
         """Select a cell in command mode (click its prompt area)."""
@@ -528,27 +538,79 @@ class Notebook:
             "every image decoded",
         )
 
+    def shut_down(self) -> bool:
+        """File > Close and Shut Down Notebook…, as a learner closes it (unsaved changes are
+        dropped: the server's files are a copy); whether the page is left with no notebook
+        and no dialog open, ready for the next one."""
+        try:
+            self.page.keyboard.press("Escape")  # a menu or completer left open
+            self.menu("File", "Close and Shut Down Notebook…", confirm=False)
+            dialog = self.page.locator(".jp-Dialog")
+            expect(dialog).to_contain_text("Shut down the notebook?")
+            dialog.locator(".jp-Dialog-button.jp-mod-accept").click()
+            expect(self.page.locator(".jp-NotebookPanel")).to_have_count(0)
+            expect(dialog).to_have_count(0)
+        except Exception:  # noqa: BLE001  (a page in doubt is not used again: see LabPages)
+            return False
+        return True
+
     def close(self) -> None:
         self.context.close()
 
 
-class NotebookOpener:
-    """Opens notebooks, each in a fresh browser context; closes them and their kernels."""
+class LabPages:
+    """JupyterLab pages already loaded, with no notebook open, for the next notebook.
 
-    def __init__(self, server: LabServer, browser: Browser) -> None:
-        self.server = server
+    Loading JupyterLab costs about 7 CPU-s (Chromium runs its scripts, the server serves
+    them); opening a notebook in a page that has it loaded costs about 2. A notebook closed
+    cleanly (`Notebook.shut_down`) leaves its page here; one that is not closed cleanly
+    (a test failed in a dialog, say) takes its browser context with it. Each page keeps
+    its own browser context, as each notebook had before."""
+
+    def __init__(self, browser: Browser) -> None:
         self.browser = browser
+        self.free: list[Page] = []
+
+    def take(self) -> tuple[Page, bool]:
+        """A page and whether JupyterLab is loaded in it (else a new context's page)."""
+        if self.free:
+            return self.free.pop(), True
+        return new_context(self.browser, viewport=VIEWPORT, locale="en-US").new_page(), False
+
+    def give_back(self, page: Page) -> None:
+        self.free.append(page)
+
+    def close(self) -> None:
+        for page in self.free:
+            page.context.close()
+        self.free.clear()
+
+
+@pytest.fixture(scope="session")
+def lab_pages(browser: Browser) -> Iterator[LabPages]:
+    pages = LabPages(browser)
+    try:
+        yield pages
+    finally:
+        pages.close()
+
+
+class NotebookOpener:
+    """Opens notebooks, each in its own browser context (a loaded page of `LabPages` when
+    one is free); closes them and their kernels."""
+
+    def __init__(self, server: LabServer, pages: LabPages) -> None:
+        self.server = server
+        self.pages = pages
         self.opened: list[Notebook] = []
 
     def open(self, path: str) -> Notebook:
-        context = new_context(self.browser, viewport=VIEWPORT, locale="en-US")
+        page, loaded = self.pages.take()
         try:
-            notebook = Notebook(self.server, context, path)
+            notebook = Notebook(self.server, path, page, loaded)
         except BaseException:
-            page = context.pages[0] if context.pages else None
-            if page is not None:
-                page.screenshot(path=screenshot_path(f"FAILED-open-{Path(path).stem}"))
-            context.close()
+            page.screenshot(path=screenshot_path(f"FAILED-open-{Path(path).stem}"))
+            page.context.close()
             raise
         self.opened.append(notebook)
         return notebook
@@ -556,7 +618,10 @@ class NotebookOpener:
     def close(self, notebook: Notebook) -> None:
         if notebook in self.opened:
             self.opened.remove(notebook)
-            notebook.close()
+            if notebook.shut_down():
+                self.pages.give_back(notebook.page)
+            else:
+                notebook.close()
             self.server.shutdown_sessions(notebook.path)
 
     def close_all(self) -> None:
@@ -565,9 +630,9 @@ class NotebookOpener:
 
 
 @pytest.fixture
-def notebooks(lab_server: LabServer, browser: Browser) -> Iterator[NotebookOpener]:
+def notebooks(lab_server: LabServer, lab_pages: LabPages) -> Iterator[NotebookOpener]:
     """Open notebooks for one test; they (and their kernels) are closed afterwards."""
-    opener = NotebookOpener(lab_server, browser)
+    opener = NotebookOpener(lab_server, lab_pages)
     try:
         yield opener
     finally:
@@ -575,9 +640,9 @@ def notebooks(lab_server: LabServer, browser: Browser) -> Iterator[NotebookOpene
 
 
 @pytest.fixture(scope="module")
-def module_notebooks(lab_server: LabServer, browser: Browser) -> Iterator[NotebookOpener]:
+def module_notebooks(lab_server: LabServer, lab_pages: LabPages) -> Iterator[NotebookOpener]:
     """Notebooks shared by the tests of one module (an executed lesson and its widgets)."""
-    opener = NotebookOpener(lab_server, browser)
+    opener = NotebookOpener(lab_server, lab_pages)
     try:
         yield opener
     finally:
