@@ -19,13 +19,14 @@ seeds the output shows nothing about any operation).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-__all__ = ["BUGS", "UNITS", "Bug", "Explanation", "explain", "observable"]
+__all__ = ["BUGS", "UNITS", "Bug", "Explanation", "explain", "observable", "shared_nodes"]
 
 Graph = Mapping[str, Any]
 TOLERANCE = 1e-6  # relative, and absolute below 1
@@ -440,18 +441,72 @@ def _walk(nodes: Sequence[Node], root: int, walk: str) -> list[int]:
 Outcome = tuple[float, list[float]] | None
 """A class's output and leaf gradients on one graph, or None when it raises."""
 
+NODE_BUGS = ("cut_", "missing___", "rsub_swap", "rdiv_swap")
+"""The bugs that change the class's nodes (``_expand``); the others change only slopes."""
+
+Built = tuple[list[Node], list[int], list[float]]
+Failed = Raises | OverflowError | ZeroDivisionError | ValueError
+_shared: dict[tuple[Any, ...], tuple[Graph, Built | Failed | list[int]]] | None = None
+
+
+@contextlib.contextmanager
+def shared_nodes() -> Iterator[None]:
+    """Meanwhile, the simulations of one graph by variants that build the same nodes (the
+    same style, the same bugs in how nodes are made: they differ in slopes or the walk
+    only) build, run forward and walk them once. A judging runs thousands of variants
+    over the same few graphs; each graph is kept with what was built from it (the key is
+    its identity), and all of it is dropped at the end."""
+    global _shared
+    outer, _shared = _shared, {} if _shared is None else _shared
+    try:
+        yield
+    finally:
+        _shared = outer
+
+
+def _shared_work(key: tuple[Any, ...], graph: Graph, work: Any) -> Any:
+    """``work()``, or what it returned (or raised) for ``key`` before, while shared."""
+    if _shared is None:
+        return work()
+    if key not in _shared:
+        try:
+            _shared[key] = (graph, work())
+        except (Raises, OverflowError, ZeroDivisionError, ValueError) as failed:
+            _shared[key] = (graph, failed)
+    done = _shared[key][1]
+    if isinstance(done, Exception):
+        raise type(done)(*done.args)
+    return done
+
+
+def _built(graph: Graph, variant: Variant) -> Built:
+    """The class's nodes for ``graph``, the node of every graph value, and every node's value."""
+
+    def build() -> Built:
+        nodes, where = _expand(graph, variant)
+        return nodes, where, _forward(nodes)
+
+    made_by = frozenset(bug for bug in variant.bugs if bug.startswith(NODE_BUGS))
+    built: Built = _shared_work((id(graph), variant.style, made_by), graph, build)
+    return built
+
 
 def simulate(graph: Graph, variant: Variant) -> Outcome:
     """The output and leaf gradients a class written as ``variant`` gives on ``graph``."""
     try:
-        nodes, where = _expand(graph, variant)
+        nodes, where, values = _built(graph, variant)
     except Raises:
         return None
-    values = _forward(nodes)
     root = where[-1]
     grads = [0.0] * len(nodes)
     grads[root] = 0.0 if variant.has("no_seed") else 1.0
-    for index in _walk(nodes, root, variant.walk):
+    made_by = frozenset(bug for bug in variant.bugs if bug.startswith(NODE_BUGS))
+    order: list[int] = _shared_work(
+        (id(graph), variant.style, made_by, variant.walk),
+        graph,
+        lambda: _walk(nodes, root, variant.walk),
+    )
+    for index in order:
         node = nodes[index]
         overwrite = variant.has(f"overwrite_{node.kind}")
         for side, (child, slope) in enumerate(

@@ -36,6 +36,7 @@ from autograder.answers.value_bugs import (
     Result,
     explain,
     observable,
+    shared_nodes,
 )
 from autograder.core.value_build import NOT_IN_NOTEBOOK, evaluate_with
 from autograder.core.value_build import apply_op as _apply
@@ -296,6 +297,11 @@ def judge(graphs: Sequence[Graph], results: Sequence[object], unit: str = "") ->
     With ``unit`` (an operation of ``value_bugs.UNITS``), the verdict is that operation's:
     wrong numbers that a bug elsewhere explains in full, where that operation's own bugs
     would still show, do not cost it."""
+    with shared_nodes():  # the bug simulations of these graphs share their nodes
+        return _verdict(graphs, results, unit)
+
+
+def _verdict(graphs: Sequence[Graph], results: Sequence[object], unit: str) -> Verdict:
     if len(results) != len(graphs) or not graphs:
         return Verdict(False, 0, len(graphs), f"expected {len(graphs)} results, got {len(results)}")
     failures: list[tuple[int, str]] = []

@@ -325,3 +325,36 @@ def test_no_graph_divides_by_a_value_near_zero() -> None:
             a = values[op["args"][0]]
             values.append(a ** op["exponent"] if op["op"] == "pow" else float(apply_op(op, values)))
     assert divisors > 200
+
+
+def test_shared_nodes_simulate_exactly_what_each_variant_simulates_alone() -> None:
+    """Within `shared_nodes` (a judging), the variants that build the same nodes for a
+    graph share them; every variant of every bug still gives, on every graph, the outcome
+    (or the error) it gives simulated alone."""
+    from autograder.answers import value_bugs, value_graphs
+
+    graphs = value_graphs.draw_graphs(random.Random(7), 5)
+    variants = [
+        variant
+        for style in value_bugs.styles_for(graphs)
+        for key in value_bugs.BUGS
+        for variant in value_bugs._with_bug(value_bugs.Variant(style), key)
+    ]
+
+    def outcomes() -> list[object]:
+        found: list[object] = []
+        for variant in variants:
+            for graph in graphs:
+                try:
+                    found.append(value_bugs.simulate(graph, variant))
+                except (OverflowError, ZeroDivisionError, ValueError) as error:
+                    found.append((type(error), error.args))
+        return found
+
+    alone = outcomes()
+    with value_bugs.shared_nodes():
+        shared, again = outcomes(), outcomes()  # built once, then read back
+        assert value_bugs._shared  # what the variants share was kept meanwhile
+    assert shared == alone and again == alone
+    assert value_bugs._shared is None
+    assert len(variants) > 100 and None in alone  # some variants raise: shared too
