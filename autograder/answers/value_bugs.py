@@ -479,36 +479,37 @@ def _shared_work(key: tuple[Any, ...], graph: Graph, work: Any) -> Any:
     return done
 
 
-def _built(graph: Graph, variant: Variant) -> Built:
-    """The class's nodes for ``graph``, the node of every graph value, and every node's value."""
+def _built(graph: Graph, variant: Variant, made_by: frozenset[str]) -> Built:
+    """The class's nodes for ``graph``, the node of every graph value, and every node's value
+    (``made_by``: the variant's bugs of NODE_BUGS)."""
 
     def build() -> Built:
         nodes, where = _expand(graph, variant)
         return nodes, where, _forward(nodes)
 
-    made_by = frozenset(bug for bug in variant.bugs if bug.startswith(NODE_BUGS))
     built: Built = _shared_work((id(graph), variant.style, made_by), graph, build)
     return built
 
 
 def simulate(graph: Graph, variant: Variant) -> Outcome:
     """The output and leaf gradients a class written as ``variant`` gives on ``graph``."""
+    made_by = frozenset(bug for bug in variant.bugs if bug.startswith(NODE_BUGS))
     try:
-        nodes, where, values = _built(graph, variant)
+        nodes, where, values = _built(graph, variant, made_by)
     except Raises:
         return None
     root = where[-1]
     grads = [0.0] * len(nodes)
     grads[root] = 0.0 if variant.has("no_seed") else 1.0
-    made_by = frozenset(bug for bug in variant.bugs if bug.startswith(NODE_BUGS))
     order: list[int] = _shared_work(
         (id(graph), variant.style, made_by, variant.walk),
         graph,
         lambda: _walk(nodes, root, variant.walk),
     )
+    overwritten = {bug[10:] for bug in variant.bugs if bug.startswith("overwrite_")}  # kinds
     for index in order:
         node = nodes[index]
-        overwrite = variant.has(f"overwrite_{node.kind}")
+        overwrite = node.kind in overwritten
         for side, (child, slope) in enumerate(
             zip(node.args, _slopes(node, values, variant), strict=True)
         ):
