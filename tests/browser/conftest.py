@@ -649,6 +649,29 @@ def module_notebooks(lab_server: LabServer, lab_pages: LabPages) -> Iterator[Not
         opener.close_all()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """In test_lessons_in_browser, each widget test comes right after its `lesson`'s run
+    test (the module's tests keep the places they hold in the session's order, whoever
+    ordered it): a lesson is closed before the next one opens, so the module's lessons
+    run one after another in one loaded JupyterLab page (`LabPages`), not one page each
+    for the lessons kept open for a widget test at the end."""
+    places = [
+        index
+        for index, item in enumerate(items)
+        if item.nodeid.split("::")[0].endswith("test_lessons_in_browser.py")
+    ]
+    lessons = sorted(p.stem for p in (REPO / "course").glob("[0-9][0-9]_*.ipynb"))
+
+    def order(item: pytest.Item) -> tuple[int, bool]:
+        callspec = getattr(item, "callspec", None)
+        lesson = callspec.params.get("lesson") if callspec is not None else None
+        runs = item.nodeid.split("::")[-1].startswith("test_lesson_runs_in_browser")
+        return (lessons.index(lesson) if lesson in lessons else -1), not runs
+
+    for index, item in zip(places, sorted((items[i] for i in places), key=order), strict=True):
+        items[index] = item
+
+
 # --- a screenshot of every page open when a test fails --------------------------------
 
 

@@ -81,7 +81,9 @@ def lessons(module_notebooks: NotebookOpener) -> Iterator[ExecutedLessons]:
         executed.done(lesson)
 
 
-# Lessons whose widgets a test below drives: keep them open after their run test.
+# Lessons whose widgets a test below drives: keep them open after their run test (the
+# widget test runs right after it: tests/browser/conftest.py orders this module's tests by
+# their `lesson`, so one lesson is open at a time, in one loaded JupyterLab page).
 WIDGET_LESSONS = {
     "01_what_a_gradient_is",
     "03_a_neuron_by_hand",
@@ -216,8 +218,8 @@ def widget_screenshot(widget: Locator, name: str) -> Path:
     return path
 
 
-def test_tangent_explorer_follows_the_slider(lessons: ExecutedLessons) -> None:
-    lesson = "01_what_a_gradient_is"
+@pytest.mark.parametrize("lesson", ["01_what_a_gradient_is"])
+def test_tangent_explorer_follows_the_slider(lessons: ExecutedLessons, lesson: str) -> None:
     notebook = lessons.get(lesson)
     try:
         widget = notebook.panel.locator(".tangent-explorer")
@@ -316,8 +318,8 @@ def test_neuron_explorer_gate(lessons: ExecutedLessons, lesson: str, starts_open
         lessons.done(lesson)
 
 
-def test_accumulation_stepper_buttons(lessons: ExecutedLessons) -> None:
-    lesson = "05_three_mechanics"
+@pytest.mark.parametrize("lesson", ["05_three_mechanics"])
+def test_accumulation_stepper_buttons(lessons: ExecutedLessons, lesson: str) -> None:
     notebook = lessons.get(lesson)
     try:
         widget = notebook.panel.locator(".accumulation-stepper")
