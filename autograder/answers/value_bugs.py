@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -464,7 +464,7 @@ def shared_nodes() -> Iterator[None]:
         _shared = outer
 
 
-def _shared_work(key: tuple[Any, ...], graph: Graph, work: Any) -> Any:
+def _shared_work(key: tuple[Any, ...], graph: Graph, work: Callable[[], Any]) -> Any:
     """``work()``, or what it returned (or raised) for ``key`` before, while shared."""
     if _shared is None:
         return work()
