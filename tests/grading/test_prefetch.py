@@ -6,12 +6,16 @@ waits for a learner's answer, then reads the values from the store. Here several
 learners, of the lesson's structure and of the class variants, are asked for through a
 real prefetch process into one store, and computed in this process into another: the
 two stores must hold the same files with the same values, and a prefetch that ended
-must leave the judge to compute (never wait forever, never stand for a value).
+must leave the judge to compute (never wait forever, never stand for a value). The
+prefetch imports PyTorch without its meta kernels, the judge here with them: the same
+stores show that the values do not depend on them.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,15 +23,21 @@ import pytest
 from autograder.core.givens import COURSE_ID, Site
 from autograder.diagnosis import fresh_points, references
 from autograder.diagnosis.fresh_points import fresh_draws
-from autograder.diagnosis.prefetch import Prefetch, for_new_store, may_ask
+from autograder.diagnosis.prefetch import (
+    WITHOUT_META_KERNELS,
+    Prefetch,
+    for_new_store,
+    may_ask,
+    request_line,
+)
 from autograder.diagnosis.references import holds_values, reference_values, stored_in
 from autograder.grading.trusted import givens_for, problem_for
-from autograder.specs import exercise_spec
+from autograder.specs import SPECS, exercise_spec
 
 pytestmark = pytest.mark.processes  # a prefetch is a process of its own
 
 LEARNERS = ("ada", "ben", "s017", "s042")
-EXERCISES = ("03_a_neuron_by_hand", "08_when_backward_complains", "06_one_backward_every_parameter")
+EXERCISES = tuple(SPECS)
 
 
 def asked(site: Site) -> list[tuple[str, dict[str, float]]]:
@@ -92,6 +102,58 @@ def test_a_prefetch_that_ended_leaves_the_judge_to_compute(tmp_path: Path) -> No
     prefetch.close()
     assert not prefetch.ask(problem, givens), "a closed prefetch asks for nothing"
     assert not list((tmp_path / "store").rglob("*.json"))
+
+
+LOADED = """
+import sys
+{prepare}
+import torch
+x = torch.tensor(3.0, requires_grad=True)
+(2 * x**2 + 1).relu().backward()
+print(x.grad.item(), [hasattr(sys.modules.get(name), "__file__") for name in {names!r}])
+"""
+
+
+@pytest.mark.parametrize("lean", [True, False])
+def test_the_prefetch_imports_pytorch_without_its_meta_kernels(lean: bool) -> None:
+    """`import_torch_for_references` leaves PyTorch's meta kernels empty (no file run),
+    and autograd works; a plain `import torch` loads them (the difference it makes)."""
+    prepare = (
+        "from autograder.diagnosis.prefetch import import_torch_for_references\n"
+        "import_torch_for_references()"
+        if lean
+        else ""
+    )
+    program = LOADED.format(prepare=prepare, names=WITHOUT_META_KERNELS[:1])
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split(maxsplit=1) == ["12.0", f"[{not lean}]\n"]
+
+
+def test_a_prefetch_whose_lean_import_fails_imports_all_of_pytorch(tmp_path: Path) -> None:
+    """Another PyTorch whose import fails without what `WITHOUT_META_KERNELS` names (here
+    one that fails without `torch._C`): the process starts again with the whole of
+    PyTorch and answers, its values stored, as if nothing had happened."""
+    store = tmp_path / "store"
+    program = (
+        "import sys\nfrom pathlib import Path\n"
+        "import autograder.diagnosis.prefetch as prefetch\n"
+        "prefetch.WITHOUT_META_KERNELS = ('torch._C',)\n"
+        "prefetch.serve(Path(sys.argv[1]), sys.stdin, sys.stdout)\n"
+    )
+    problem, givens = asked(Site(COURSE_ID, None))[0]
+    line = request_line(problem, givens)
+    done = subprocess.run(
+        [sys.executable, "-c", program, str(store)],
+        input=line + "\n",
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == line + "\n"
+    references._values.cache_clear()
+    with stored_in(store):
+        assert references.is_stored(problem, givens)
 
 
 def test_no_prefetch_for_assignments_that_set_no_exercise(tmp_path: Path) -> None:
