@@ -18,9 +18,10 @@ one `grades.csv` with nbgrader's own columns. `shards=1` is the plain one-course
 
 One grading run serves the whole test session (`shared_once`: the first test to ask pays
 for it, under xdist across workers too), and it is kept on disk between sessions, under the
-hash of everything it depends on (`cached_grade_sample_class`, `reference_digest`): a
-session whose inputs are those of an earlier one copies that run's result instead of
-grading again (`disk_cached` and `nbgrader_run_digest` keep the variant class's nbgrader run
+hash of everything it depends on (`cached_grade_sample_class`, `reference_digest`; of
+the autograder package, the files its processes read, recorded as they run:
+`disk_cached`'s `code`): a session whose inputs are those of an earlier one copies that
+run's result instead of grading again (`disk_cached` and `nbgrader_run_digest` keep the variant class's nbgrader run
 and `nbgrader validate` of every notebook the same way: tests/grading/test_variant_grades.py,
 tests/authoring/test_solutions.py). One `autograder grade` of the sample class
 (`shared_autograded_course`) serves every test that only reads what it recorded (it is
@@ -40,6 +41,7 @@ conftest.py) and uses its `graded_course` fixture directly.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import fcntl
 import hashlib
@@ -51,7 +53,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -340,6 +342,17 @@ def environment_facts() -> list[str]:
     return [sys.version, *distributions, f"NBGRADER_SITE_CONFIG={site}", site_text]
 
 
+PACKAGE = REPO_ROOT / "autograder"
+RECORDER = Path(__file__).resolve().parent / "record_reads"  # its sitecustomize.py
+READS = ".reads.json"  # in an entry kept with `code`: the files of `code` its run read
+
+
+def _existing(paths: list[Path]) -> list[Path]:
+    if missing := [str(path) for path in paths if not path.exists()]:
+        raise FileNotFoundError(f"an input of the nbgrader run is missing: {missing}")
+    return paths
+
+
 def nbgrader_run_digest(inputs: Iterable[Path]) -> str:
     """What a run of nbgrader over notebooks of this repository depends on, hashed:
 
@@ -352,24 +365,109 @@ def nbgrader_run_digest(inputs: Iterable[Path]) -> str:
     - this module (the commands run and how a class is split);
     - Python and every installed distribution's version (`environment_facts`).
     Anything else that could change the run (the kernel's machine, the clock) does not
-    change its grades or pages, which the tests compare."""
-    common = [REPO_ROOT / "nbgrader_config.py", REPO_ROOT / "autograder", Path(__file__).resolve()]
-    paths = [*inputs, *common]
-    if missing := [str(path) for path in paths if not path.exists()]:
-        raise FileNotFoundError(f"an input of the nbgrader run is missing: {missing}")
-    return digest(paths, environment_facts())
+    change its grades or pages, which the tests compare. A run whose processes are the
+    only ones to run the package's code is better kept with `nbgrader_run_key`."""
+    common = [REPO_ROOT / "nbgrader_config.py", PACKAGE, Path(__file__).resolve()]
+    return digest(_existing([*inputs, *common]), environment_facts())
+
+
+def nbgrader_run_key(inputs: Iterable[Path]) -> str:
+    """`nbgrader_run_digest`, with the `autograder` package by the names of its files only
+    (which files there are), for a run kept with `disk_cached(..., code=PACKAGE)`: the
+    bytes that count are those of the files its processes read, recorded as they run
+    and checked when the entry is looked up. Only for a run that runs none of the
+    package's code in this process (what this process imported is not recorded)."""
+    common = [REPO_ROOT / "nbgrader_config.py", RECORDER, Path(__file__).resolve()]
+    names = [f"code {name}" for name in _code_files(PACKAGE)]
+    return digest(_existing([*inputs, *common]), [*environment_facts(), *names])
+
+
+def _code_files(code: Path) -> list[str]:
+    """Every file under `code` (relative, sorted), caches of Python left out."""
+    return sorted(
+        p.relative_to(code).as_posix()
+        for p in code.rglob("*")
+        if p.is_file() and not SKIPPED & set(p.parts) and p.suffix != ".pyc"
+    )
+
+
+@contextlib.contextmanager
+def reads_recorded(code: Path, log: Path) -> Iterator[None]:
+    """Meanwhile, every Python process this one starts notes in `log` each file under
+    `code` it opens (tests/record_reads/sitecustomize.py, first on its PYTHONPATH)."""
+    names = ("PYTHONPATH", "BACKWARD_COURSE_READS", "BACKWARD_COURSE_READS_UNDER")
+    saved = {name: os.environ.get(name) for name in names}
+    path = [str(RECORDER), *filter(None, [saved["PYTHONPATH"]])]
+    os.environ.update(
+        PYTHONPATH=os.pathsep.join(path),
+        BACKWARD_COURSE_READS=str(log),
+        BACKWARD_COURSE_READS_UNDER=str(code.resolve()),
+    )
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def files_read(log: Path, code: Path, reader: str) -> list[str]:
+    """The files under `code` that the processes of `log` (`reads_recorded`) opened,
+    relative and sorted (a module's compiled file counts as its source). RuntimeError
+    when no process whose command line holds `reader` recorded anything: processes
+    that were not recorded would leave out what they read."""
+    lines = log.read_text().splitlines() if log.is_file() else []
+    if not any(line.startswith("process ") and reader in line for line in lines):
+        raise RuntimeError(f"no process of the run ran {reader!r} with the recorder: {log}")
+    found = set()
+    for line in lines:
+        if line.startswith("read "):
+            path = Path(line.removeprefix("read "))
+            if path.parent.name == "__pycache__" and path.suffix == ".pyc":
+                path = path.parent.parent / f"{path.name.partition('.')[0]}.py"
+            found.add(path.relative_to(code.resolve()).as_posix())
+    return sorted(found)
+
+
+def code_digest(code: Path, files: list[str]) -> str:
+    """A hash of `files` (relative to `code`) as they are now: names and bytes."""
+    hasher = hashlib.sha256()
+    for name in files:
+        path = code / name
+        data = path.read_bytes() if path.is_file() else None
+        size = "missing" if data is None else len(data)
+        hasher.update(f"file {name} {size}\0".encode())
+        hasher.update(data or b"")
+    return hasher.hexdigest()[:20]
 
 
 def reference_digest(sample_class: Path = SAMPLE_CLASS, source: Path = SOLUTIONS) -> str:
-    """What nbgrader's reference run depends on, hashed (`nbgrader_run_digest`): `source`
-    (the solutions: generate_assignment makes the release from them) and `sample_class`
-    (every submission, and the roster)."""
-    return nbgrader_run_digest([source, sample_class])
+    """What nbgrader's reference run depends on, hashed (`nbgrader_run_key`: the package's
+    files it reads are checked when its entry is looked up): `source` (the solutions:
+    generate_assignment makes the release from them) and `sample_class` (every
+    submission, and the roster)."""
+    return nbgrader_run_key([source, sample_class])
 
 
-def disk_cached(cache: Path, key: str, workdir: Path, build: Callable[[Path], None]) -> bool:
+def disk_cached(
+    cache: Path,
+    key: str,
+    workdir: Path,
+    build: Callable[[Path], None],
+    code: Path | None = None,
+    reader: str = "ipykernel",
+) -> bool:
     """Fill `workdir` (not yet there) with what `build(folder)` writes into a new folder,
     kept in `cache` under `key`: built once, copied after. True when it was copied.
+
+    With `code` (the autograder package), the processes the build starts record the files
+    of `code` they read (`reads_recorded`; `reader`: a word of the command line of a
+    process that must be among them, a kernel by default). The entry is kept as
+    `<key>-<hash of those files>` with their list, and an entry of `key` is reused while
+    the files it lists hold the same bytes: a change to the package that the run never
+    read keeps it (`key` should name the package's files: `nbgrader_run_key`).
 
     An entry appears whole or not at all: built in a hidden staging folder and renamed into
     place; one leaves the same way (renamed, then removed). A key's lock is held while its
@@ -378,23 +476,46 @@ def disk_cached(cache: Path, key: str, workdir: Path, build: Callable[[Path], No
     is never pruned. Other keys build side by side. The `KEEP_ENTRIES` last used are kept.
     """
     cache.mkdir(parents=True, exist_ok=True)
-    entry = cache / key
     with open(cache / f".lock-{key}", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         for stale in [*cache.glob(f".staging-{key}-*"), *cache.glob(f".removed-{key}-*")]:
             shutil.rmtree(stale, ignore_errors=True)
-        reused = entry.is_dir()
-        if not reused:
+        entry = _valid_entry(cache, key, code)
+        reused = entry is not None
+        if entry is None:
             staging = Path(tempfile.mkdtemp(prefix=f".staging-{key}-", dir=cache))
             try:
-                build(staging / "entry")
-                (staging / "entry").rename(entry)
+                built = staging / "entry"
+                if code is None:
+                    build(built)
+                    entry = cache / key
+                else:
+                    with reads_recorded(code, staging / "reads.log"):
+                        build(built)
+                    files = files_read(staging / "reads.log", code, reader)
+                    (built / READS).write_text(json.dumps(files))
+                    entry = cache / f"{key}-{code_digest(code, files)}"
+                built.rename(entry)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
         os.utime(entry)  # last used: kept longest
-        shutil.copytree(entry, workdir, symlinks=True)
+        shutil.copytree(entry, workdir, symlinks=True, ignore=shutil.ignore_patterns(READS))
     _prune(cache)
     return reused
+
+
+def _valid_entry(cache: Path, key: str, code: Path | None) -> Path | None:
+    """The entry of `key` that may be reused now, if any (see `disk_cached`)."""
+    if code is None:
+        return cache / key if (cache / key).is_dir() else None
+    for entry in sorted(cache.glob(f"{key}-*")):
+        try:
+            files = json.loads((entry / READS).read_text())
+        except (OSError, ValueError):
+            continue  # not an entry kept whole: never reused
+        if entry.name == f"{key}-{code_digest(code, files)}":
+            return entry
+    return None
 
 
 def _prune(cache: Path) -> None:
@@ -405,12 +526,13 @@ def _prune(cache: Path) -> None:
         reverse=True,
     )
     for old in entries[KEEP_ENTRIES:]:
-        with open(cache / f".lock-{old.name}", "a") as lock:
+        key = old.name.partition("-")[0]  # `<key>` or `<key>-<files read>`
+        with open(cache / f".lock-{key}", "a") as lock:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 continue  # being built or copied
-            leaving = Path(tempfile.mkdtemp(prefix=f".removed-{old.name}-", dir=cache))
+            leaving = Path(tempfile.mkdtemp(prefix=f".removed-{key}-", dir=cache))
             old.rename(leaving / "entry")
             shutil.rmtree(leaving, ignore_errors=True)
         # its lock file stays (empty): removing it could let two sessions lock the key at once
@@ -429,7 +551,8 @@ def cached_grade_sample_class(
         course = grade_sample_class(folder, sample_class, source=source)
         (folder / RECORD).write_text(_save(course, folder))
 
-    reused = disk_cached(cache, reference_digest(sample_class, source), workdir, build)
+    key = reference_digest(sample_class, source)
+    reused = disk_cached(cache, key, workdir, build, code=PACKAGE)
     course = _load((workdir / RECORD).read_text(), workdir)
     course.reused = reused
     return course

@@ -22,11 +22,12 @@ import pytest
 from nbgrader_course import (
     CACHE_ROOT,
     EXPECTED_GRADES,
+    PACKAGE,
     REPO_ROOT,
     SAMPLE_CLASS,
     assignment_names,
     disk_cached,
-    nbgrader_run_digest,
+    nbgrader_run_key,
     read_expected_grades,
     run_nbgrader_process,
 )
@@ -246,8 +247,9 @@ def validations(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, boo
 
     A run in which every notebook gave its expected result is kept on disk under the hash
     of what it depends on (the solutions, the release, this file, and what every nbgrader
-    run of the repository depends on: nbgrader_course.nbgrader_run_digest), and copied by
-    a later session with the same inputs; a run with a failure is never kept."""
+    run of the repository depends on: nbgrader_course.nbgrader_run_key, with the files of
+    the autograder package its processes read), and copied by a later session with the
+    same inputs; a run with a failure is never kept."""
 
     def build(folder: Path) -> None:
         found = _validate_every_notebook()
@@ -262,7 +264,8 @@ def validations(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, boo
     inputs = [SOLUTIONS, *([RELEASE] if RELEASE.is_dir() else []), Path(__file__).resolve()]
     workdir = tmp_path_factory.mktemp("validations") / "run"
     try:
-        disk_cached(CACHE_ROOT / "nbgrader-validate", nbgrader_run_digest(inputs), workdir, build)
+        key = nbgrader_run_key(inputs)
+        disk_cached(CACHE_ROOT / "nbgrader-validate", key, workdir, build, code=PACKAGE)
     except _NotKept as failed:
         return failed.found
     kept = json.loads((workdir / VALIDATED).read_text())

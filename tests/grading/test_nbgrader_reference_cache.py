@@ -6,13 +6,17 @@ The run here is real but small: one assignment, one student."""
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbgrader_course
 import pytest
 from nbgrader_course import (
+    READS,
     RECORD,
     SAMPLE_CLASS,
     SOLUTIONS,
@@ -20,6 +24,7 @@ from nbgrader_course import (
     digest,
     disk_cached,
     nbgrader_run_digest,
+    nbgrader_run_key,
     read_expected_grades,
     reference_digest,
 )
@@ -63,6 +68,16 @@ def test_the_run_is_reused_while_its_inputs_stay_and_run_again_when_one_changes(
     assert changed.grades() == {("ada", ASSIGNMENT): expected[("ben", ASSIGNMENT)]}
     assert len([p for p in cache.iterdir() if p.is_dir()]) == 2  # both runs kept
 
+    # What the run read of the package: the kernel's learner package and nbgrader's
+    # plugins, not our grader's run, sandbox or reference process (a change there keeps
+    # the run).
+    (entry,) = [p for p in cache.iterdir() if p.is_dir() and (p / READS).is_file()][:1]
+    read = json.loads((entry / READS).read_text())
+    assert "learner/check.py" in read and "nbgrader_plugins/__init__.py" in read, read
+    assert "nbgrader_plugins/templates/feedback/index.html.j2" in read, "its templates"
+    unread = ["grading/runner.py", "grading/recording.py", "diagnosis/prefetch.py", "cli.py"]
+    assert not [name for name in read if name in unread or name.startswith("sandbox/")], read
+
 
 def test_the_key_covers_every_input_file_and_fact(tmp_path: Path) -> None:
     source, sample_class = small_inputs(tmp_path)
@@ -81,6 +96,99 @@ def test_the_key_covers_every_input_file_and_fact(tmp_path: Path) -> None:
     shutil.copytree(source, renamed)
     (renamed / ASSIGNMENT).rename(renamed / "other")
     assert digest([renamed], []) != digest([source], [])
+
+
+FAKE_PACKAGE = {
+    "__init__.py": "",
+    "read.py": "import pathlib\nTEXT = (pathlib.Path(__file__).parent / 'data.txt').read_text()\n",
+    "data.txt": "read by read.py",
+    "unread.py": "UNREAD = 1\n",
+}
+
+
+def fake_package(root: Path) -> Path:
+    """A package `fakepkg` under `root`: read.py reads data.txt; nothing imports unread.py."""
+    package = root / "fakepkg"
+    package.mkdir(parents=True)
+    for name, text in FAKE_PACKAGE.items():
+        (package / name).write_text(text)
+    return package
+
+
+def run_python(package: Path, program: str, *flags: str) -> str:
+    """`python <flags> -c program` with `package` importable: its output."""
+    path = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(package.parent)]))
+    done = subprocess.run(
+        [sys.executable, *flags, "-c", program],
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.processes
+def test_an_entry_is_kept_while_the_code_its_processes_read_stays(tmp_path: Path) -> None:
+    """An entry kept with `code` is reused after a change to a file of the code that no
+    process of its build read, and built again after a change to one that one read (a
+    data file too); the list stays out of the copy."""
+    package = fake_package(tmp_path / "code")
+    cache = tmp_path / "cache"
+
+    def build(folder: Path) -> None:
+        folder.mkdir()
+        out = run_python(package, "import fakepkg.read; print(fakepkg.read.TEXT)")
+        (folder / "out.txt").write_text(out)
+
+    def use(name: str) -> bool:
+        return disk_cached(cache, "key", tmp_path / name, build, code=package, reader="fakepkg")
+
+    assert use("first") is False
+    (entry,) = [p for p in cache.iterdir() if p.is_dir()]
+    assert json.loads((entry / READS).read_text()) == ["__init__.py", "data.txt", "read.py"]
+    assert (tmp_path / "first" / "out.txt").read_text() == "read by read.py\n"
+    assert not (tmp_path / "first" / READS).exists()
+    (package / "unread.py").write_text("UNREAD = 2\n")
+    assert use("again") is True
+    (package / "data.txt").write_text("changed")
+    assert use("changed") is False
+    assert (tmp_path / "changed" / "out.txt").read_text() == "changed\n"
+    assert len([p for p in cache.iterdir() if p.is_dir()]) == 2
+    (package / "data.txt").write_text("read by read.py")  # as it was: the first entry again
+    assert use("restored") is True
+
+
+@pytest.mark.processes
+def test_a_build_whose_processes_were_not_recorded_is_not_kept(tmp_path: Path) -> None:
+    """A process started isolated (`python -I` ignores PYTHONPATH, so the recorder never
+    loads) reads code that no list would hold: the build fails, nothing is kept."""
+    package = fake_package(tmp_path / "code")
+    cache = tmp_path / "cache"
+
+    def build(folder: Path) -> None:
+        folder.mkdir()
+        found = f"import sys; sys.path.insert(0, {str(package.parent)!r}); import fakepkg.read"
+        run_python(package, found, "-I")  # it reads the package, unrecorded
+
+    with pytest.raises(RuntimeError, match="no process of the run ran 'fakepkg'"):
+        disk_cached(cache, "key", tmp_path / "one", build, code=package, reader="fakepkg")
+    assert not [p for p in cache.iterdir() if p.is_dir()]
+
+
+def test_the_key_names_the_packages_files_not_their_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`nbgrader_run_key`: a file added to the package changes the key (what the run
+    may find by looking); a file's bytes do not (those the run read are checked apart)."""
+    source, _ = small_inputs(tmp_path)
+    package = fake_package(tmp_path / "code")
+    monkeypatch.setattr(nbgrader_course, "PACKAGE", package)
+    before = nbgrader_run_key([source])
+    (package / "unread.py").write_text("UNREAD = 2\n")
+    assert nbgrader_run_key([source]) == before
+    (package / "new.py").write_text("")
+    assert nbgrader_run_key([source]) != before
 
 
 def test_an_input_that_is_not_there_is_an_error_not_an_empty_hash(tmp_path: Path) -> None:
