@@ -21,9 +21,11 @@ for it, under xdist across workers too), and it is kept on disk between sessions
 hash of everything it depends on (`cached_grade_sample_class`, `reference_digest`; of
 the autograder package, the files its processes read, recorded as they run:
 `disk_cached`'s `code`): a session whose inputs are those of an earlier one copies that
-run's result instead of grading again (`disk_cached` and `nbgrader_run_digest` keep the variant class's nbgrader run
-and `nbgrader validate` of every notebook the same way: tests/grading/test_variant_grades.py,
-tests/authoring/test_solutions.py). One `autograder grade` of the sample class
+run's result instead of grading again. `disk_cached` keeps `nbgrader validate` of every
+notebook the same way (tests/authoring/test_solutions.py), and the variant class's
+nbgrader run under `nbgrader_run_digest`, the whole package included (its hand-ins are
+written by this process: tests/grading/test_variant_grades.py). One `autograder grade`
+of the sample class
 (`shared_autograded_course`) serves every test that only reads what it recorded (it is
 the grader under test: graded every session, never kept). A test module
 gets nbgrader's run with a fixture (the result is cached here, so every module shares the
@@ -51,6 +53,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -331,11 +334,14 @@ def digest(paths: Iterable[Path], facts: Iterable[str]) -> str:
 
 
 def environment_facts() -> list[str]:
-    """Python's version and every installed distribution's name and version (nbgrader,
-    nbconvert, nbclient, jupyter_client, ipykernel, torch, numpy, ... all of them), and the
-    site config nbgrader_config.py would load."""
+    """Python's version and every distribution installed in its environment, by name and
+    version (nbgrader, nbconvert, nbclient, jupyter_client, ipykernel, torch, numpy, ...
+    all of them: read from its site-packages, so a test's change to `sys.path` changes
+    nothing), and the site config nbgrader_config.py would load."""
+    installed = sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})
     distributions = sorted(
-        f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions()
+        f"{d.metadata['Name']}=={d.version}"
+        for d in importlib.metadata.distributions(path=installed)
     )
     site = os.environ.get("NBGRADER_SITE_CONFIG", "")
     site_text = Path(site).read_text() if site and Path(site).is_file() else ""

@@ -191,6 +191,21 @@ def test_the_key_names_the_packages_files_not_their_bytes(
     assert nbgrader_run_key([source]) != before
 
 
+def test_the_key_does_not_follow_what_a_test_puts_on_sys_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The installed distributions are read from the environment's site-packages: a
+    distribution a test's `sys.path` shows (tools/, a checkout) leaves the key as it was,
+    so every kind of pytest run finds the same entries."""
+    source, sample_class = small_inputs(tmp_path)
+    before = reference_digest(sample_class, source)
+    found = tmp_path / "elsewhere" / "lookalike-1.0.dist-info"
+    found.mkdir(parents=True)
+    (found / "METADATA").write_text("Metadata-Version: 2.1\nName: lookalike\nVersion: 1.0\n")
+    monkeypatch.syspath_prepend(str(found.parent))
+    assert reference_digest(sample_class, source) == before
+
+
 def test_an_input_that_is_not_there_is_an_error_not_an_empty_hash(tmp_path: Path) -> None:
     source, _ = small_inputs(tmp_path)
     with pytest.raises(FileNotFoundError, match="nowhere"):
