@@ -22,10 +22,9 @@ hash of everything it depends on (`cached_grade_sample_class`, `reference_digest
 the autograder package, the files its processes read, recorded as they run:
 `disk_cached`'s `code`): a session whose inputs are those of an earlier one copies that
 run's result instead of grading again. `disk_cached` keeps `nbgrader validate` of every
-notebook the same way (tests/authoring/test_solutions.py), and the variant class's
-nbgrader run under `nbgrader_run_digest`, the whole package included (its hand-ins are
-written by this process: tests/grading/test_variant_grades.py). One `autograder grade`
-of the sample class
+notebook and the variant class's nbgrader run the same way
+(tests/authoring/test_solutions.py, tests/grading/test_variant_grades.py). One
+`autograder grade` of the sample class
 (`shared_autograded_course`) serves every test that only reads what it recorded (it is
 the grader under test: graded every session, never kept). A test module
 gets nbgrader's run with a fixture (the result is cached here, so every module shares the
@@ -359,30 +358,22 @@ def _existing(paths: list[Path]) -> list[Path]:
     return paths
 
 
-def nbgrader_run_digest(inputs: Iterable[Path]) -> str:
-    """What a run of nbgrader over notebooks of this repository depends on, hashed:
+def nbgrader_run_key(inputs: Iterable[Path]) -> str:
+    """What a run of nbgrader over notebooks of this repository depends on, hashed, but
+    for the bytes of the `autograder` package's files, which `disk_cached(...,
+    code=PACKAGE)` checks (the files its processes read, recorded as they run):
 
     - `inputs`: the run's own (the solutions it generates from, the submissions, the code
       that writes them);
     - nbgrader_config.py (preprocessors, plugins, the cell timeout);
-    - the whole `autograder` package, templates included: the notebooks' checks import it
-      in the kernel and nbgrader_config.py names its plugins (export, lateness, manual
-      scores, the feedback exporter) - all of it, not a guess at which modules count;
-    - this module (the commands run and how a class is split);
+    - the names of every file of the `autograder` package (which files there are: a run
+      may find one by looking);
+    - this module (the commands run and how a class is split) and the recorder;
     - Python and every installed distribution's version (`environment_facts`).
     Anything else that could change the run (the kernel's machine, the clock) does not
-    change its grades or pages, which the tests compare. A run whose processes are the
-    only ones to run the package's code is better kept with `nbgrader_run_key`."""
-    common = [REPO_ROOT / "nbgrader_config.py", PACKAGE, Path(__file__).resolve()]
-    return digest(_existing([*inputs, *common]), environment_facts())
-
-
-def nbgrader_run_key(inputs: Iterable[Path]) -> str:
-    """`nbgrader_run_digest`, with the `autograder` package by the names of its files only
-    (which files there are), for a run kept with `disk_cached(..., code=PACKAGE)`: the
-    bytes that count are those of the files its processes read, recorded as they run
-    and checked when the entry is looked up. Only for a run that runs none of the
-    package's code in this process (what this process imported is not recorded)."""
+    change its grades or pages, which the tests compare. The package code a run runs in
+    this process is not recorded (imported long before): a build runs it in a process
+    of its own."""
     common = [REPO_ROOT / "nbgrader_config.py", RECORDER, Path(__file__).resolve()]
     names = [f"code {name}" for name in _code_files(PACKAGE)]
     return digest(_existing([*inputs, *common]), [*environment_facts(), *names])

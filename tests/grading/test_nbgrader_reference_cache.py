@@ -23,7 +23,6 @@ from nbgrader_course import (
     cached_grade_sample_class,
     digest,
     disk_cached,
-    nbgrader_run_digest,
     nbgrader_run_key,
     read_expected_grades,
     reference_digest,
@@ -209,12 +208,12 @@ def test_the_key_does_not_follow_what_a_test_puts_on_sys_path(
 def test_an_input_that_is_not_there_is_an_error_not_an_empty_hash(tmp_path: Path) -> None:
     source, _ = small_inputs(tmp_path)
     with pytest.raises(FileNotFoundError, match="nowhere"):
-        nbgrader_run_digest([source, tmp_path / "nowhere"])
+        nbgrader_run_key([source, tmp_path / "nowhere"])
 
 
 def test_the_variant_class_run_is_keyed_on_its_own_inputs_too(tmp_path: Path) -> None:
     """The variant class's nbgrader run (tests/grading/test_variant_grades.py) is kept under
-    `nbgrader_run_digest` of its inputs: a change to any of them is a new key."""
+    `nbgrader_run_key` of its inputs: a change to any of them is a new key."""
     from test_variant_grades import NBGRADER_INPUTS
 
     copies = []
@@ -226,13 +225,13 @@ def test_the_variant_class_run_is_keyed_on_its_own_inputs_too(tmp_path: Path) ->
             copy.parent.mkdir()
             shutil.copy(path, copy)
         copies.append(copy)
-    before = nbgrader_run_digest(copies)
-    assert nbgrader_run_digest(NBGRADER_INPUTS) == before  # the copies hash as the inputs
+    before = nbgrader_run_key(copies)
+    assert nbgrader_run_key(NBGRADER_INPUTS) == before  # the copies hash as the inputs
     for copy in copies:
         file = copy if copy.is_file() else sorted(p for p in copy.rglob("*") if p.is_file())[0]
         kept = file.read_bytes()
         file.write_bytes(kept + b"\n")
-        assert nbgrader_run_digest(copies) != before, file
+        assert nbgrader_run_key(copies) != before, file
         file.write_bytes(kept)
 
 

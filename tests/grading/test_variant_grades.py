@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from courses import make_course, site_where
-from nbgrader_course import AUTOGRADE_SEED, CACHE_ROOT, disk_cached, nbgrader_run_digest
+from nbgrader_course import AUTOGRADE_SEED, CACHE_ROOT, PACKAGE, disk_cached, nbgrader_run_key
 
 from autograder.core.givens import (
     COURSE_ID,
@@ -128,9 +128,10 @@ def _copiers_draw_several_structures(site: Site) -> bool:
     return all(len({problems[s, n] for s in STUDENTS[::2]}) > 1 for n in VARIED)
 
 
-# What nbgrader's run of this class depends on besides the repository's code and config
-# (nbgrader_run_digest): the solutions, ada's notebooks (every hand-in starts from one),
-# this file (who hands in what) and the course template's copying.
+# What nbgrader's run of this class depends on besides the repository's config and the
+# package files its processes read (nbgrader_run_key): the solutions, ada's notebooks
+# (every hand-in starts from one), this file (who hands in what) and the course template's
+# copying.
 NBGRADER_INPUTS = [
     REPO / "solutions",
     REPO / "instructor" / "sample_class" / "ada",
@@ -138,15 +139,38 @@ NBGRADER_INPUTS = [
     REPO / "tests" / "courses.py",
 ]
 
+BUILD = """import sys
+from pathlib import Path
+sys.path[:0] = sys.argv[2:]
+from test_variant_grades import _handed_in_and_graded_by_nbgrader
+_handed_in_and_graded_by_nbgrader(Path(sys.argv[1]))
+"""
+
+
+def _built_in_a_process_of_its_own(folder: Path) -> None:
+    """`_handed_in_and_graded_by_nbgrader(folder)` in a new Python process: the hand-ins
+    are written from the specs there, so what it reads of the package is recorded with
+    what nbgrader's processes read (`disk_cached`'s `code`); this process, which imported
+    the package long ago, would leave it out."""
+    import stall_guard
+
+    folders = [str(REPO / "tests"), str(Path(__file__).resolve().parent)]
+    command = [sys.executable, "-c", BUILD, str(folder), *folders]
+    done = stall_guard.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"the variant class's build failed:\n{done.stderr[-4000:]}")
+
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory: pytest.TempPathFactory) -> GradedClass:
-    """nbgrader's side is kept on disk under the hash of its inputs (an earlier session's
-    run is copied, as nbgrader's reference run is: tests/nbgrader_course.py); `autograder
-    grade`, the grader under test, grades its copy every session."""
+    """nbgrader's side is kept on disk under the hash of its inputs and of the package
+    files its build read (an earlier session's run is copied, as nbgrader's reference
+    run is: tests/nbgrader_course.py); `autograder grade`, the grader under test, grades
+    its copy every session."""
     root = tmp_path_factory.mktemp("variants") / "class"
-    key = nbgrader_run_digest(NBGRADER_INPUTS)
-    disk_cached(CACHE_ROOT / "nbgrader-variants", key, root, _handed_in_and_graded_by_nbgrader)
+    key = nbgrader_run_key(NBGRADER_INPUTS)
+    cache = CACHE_ROOT / "nbgrader-variants"
+    disk_cached(cache, key, root, _built_in_a_process_of_its_own, code=PACKAGE)
     course, other = root / "course", root / "other"
     site = Site(COURSE_ID, read_secret(course))
     graded = run([str(BIN / "autograder"), "grade", "--quiet", "--seed", AUTOGRADE_SEED], other)
