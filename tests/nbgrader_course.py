@@ -321,10 +321,7 @@ def digest(paths: Iterable[Path], facts: Iterable[str]) -> str:
     for fact in facts:
         hasher.update(f"fact {fact}\0".encode())
     for index, path in enumerate(paths):
-        files = [path] if path.is_file() else sorted(path.rglob("*"))
-        for file in files:
-            if not file.is_file() or SKIPPED & set(file.parts) or file.suffix == ".pyc":
-                continue
+        for file in [path] if path.is_file() else _files_under(path):
             data = file.read_bytes()
             name = file.relative_to(path) if file != path else file.name
             hasher.update(f"file {index} {name} {len(data)}\0".encode())
@@ -375,15 +372,15 @@ def nbgrader_run_key(inputs: Iterable[Path]) -> str:
     this process is not recorded (imported long before): a build runs it in a process
     of its own."""
     common = [REPO_ROOT / "nbgrader_config.py", RECORDER, Path(__file__).resolve()]
-    names = [f"code {name}" for name in _code_files(PACKAGE)]
+    names = [f"code {p.relative_to(PACKAGE).as_posix()}" for p in _files_under(PACKAGE)]
     return digest(_existing([*inputs, *common]), [*environment_facts(), *names])
 
 
-def _code_files(code: Path) -> list[str]:
-    """Every file under `code` (relative, sorted), caches of Python left out."""
+def _files_under(folder: Path) -> list[Path]:
+    """Every file under `folder`, sorted, caches of Python and Jupyter left out."""
     return sorted(
-        p.relative_to(code).as_posix()
-        for p in code.rglob("*")
+        p
+        for p in folder.rglob("*")
         if p.is_file() and not SKIPPED & set(p.parts) and p.suffix != ".pyc"
     )
 
@@ -418,13 +415,13 @@ def files_read(log: Path, code: Path, reader: str) -> list[str]:
     lines = log.read_text().splitlines() if log.is_file() else []
     if not any(line.startswith("process ") and reader in line for line in lines):
         raise RuntimeError(f"no process of the run ran {reader!r} with the recorder: {log}")
-    found = set()
+    found, root = set(), code.resolve()
     for line in lines:
         if line.startswith("read "):
             path = Path(line.removeprefix("read "))
             if path.parent.name == "__pycache__" and path.suffix == ".pyc":
                 path = path.parent.parent / f"{path.name.partition('.')[0]}.py"
-            found.add(path.relative_to(code.resolve()).as_posix())
+            found.add(path.relative_to(root).as_posix())
     return sorted(found)
 
 

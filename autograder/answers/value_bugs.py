@@ -444,9 +444,11 @@ Outcome = tuple[float, list[float]] | None
 NODE_BUGS = ("cut_", "missing___", "rsub_swap", "rdiv_swap")
 """The bugs that change the class's nodes (``_expand``); the others change only slopes."""
 
+ARITHMETIC_FAILURES = (OverflowError, ZeroDivisionError, ValueError)
+"""What a simulation's arithmetic may raise on a graph (the learner's class would too)."""
+
 Built = tuple[list[Node], list[int], list[float]]
-Failed = Raises | OverflowError | ZeroDivisionError | ValueError
-_shared: dict[tuple[Any, ...], tuple[Graph, Built | Failed | list[int]]] | None = None
+_shared: dict[tuple[Any, ...], tuple[Graph, Built | Exception | list[int]]] | None = None
 
 
 @contextlib.contextmanager
@@ -471,7 +473,7 @@ def _shared_work(key: tuple[Any, ...], graph: Graph, work: Callable[[], Any]) ->
     if key not in _shared:
         try:
             _shared[key] = (graph, work())
-        except (Raises, OverflowError, ZeroDivisionError, ValueError) as failed:
+        except (Raises, *ARITHMETIC_FAILURES) as failed:
             _shared[key] = (graph, failed)
     done = _shared[key][1]
     if isinstance(done, Exception):
@@ -568,7 +570,7 @@ def _reproduces(graphs: Sequence[Graph], results: Sequence[Result], variant: Var
         try:
             if not _same(simulate(graph, variant), result):
                 return False
-        except (OverflowError, ZeroDivisionError, ValueError):
+        except ARITHMETIC_FAILURES:
             return False
     return True
 
@@ -609,7 +611,7 @@ def _outcomes(graphs: Sequence[Graph], variant: Variant) -> list[Outcome | str]:
     for graph in graphs:
         try:
             found.append(simulate(graph, variant))
-        except (OverflowError, ZeroDivisionError, ValueError):
+        except ARITHMETIC_FAILURES:
             found.append("overflow")
     return found
 
