@@ -22,7 +22,7 @@ from typing import Any
 import nbformat
 
 from autograder.authoring.hygiene import clean
-from autograder.grading.recording import use_this_environment
+from autograder.grading.nbgrader_internals import shared_gradebook_work
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXPECTED_FAILURE_TAG = "raises-exception"
@@ -52,12 +52,12 @@ def tag_expected_failures(nb: Any) -> Any:
 def generate(course_root: Path, names: list[str], release: str = "exercises") -> None:
     """Run nbgrader generate_assignment in `course_root` (which has an nbgrader_config.py),
     writing the release into `course_root/release`, and the course's gradebook (its
-    configured `db_url`, else `gradebook.db` in `course_root`)."""
+    configured `db_url`, else `gradebook.db` in `course_root`). A new gradebook is made
+    without nbgrader's `alembic` process (`shared_gradebook_work`)."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
 
-    use_this_environment()
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course_root)).load_config()
     config.CourseDirectory.root = str(course_root)
     config.CourseDirectory.release_directory = release
@@ -65,16 +65,17 @@ def generate(course_root: Path, names: list[str], release: str = "exercises") ->
         config.CourseDirectory.db_url = f"sqlite:///{course_root / 'gradebook.db'}"
     coursedir = CourseDirectory(config=config)
     api = NbGraderAPI(coursedir=coursedir, config=config)
-    for name in names:
-        result = api.generate_assignment(name, force=True, create=True)
-        if not result["success"]:
-            raise RuntimeError(
-                f"nbgrader generate_assignment {name} failed:\n{result.get('error', '')}\n"
-                f"{result.get('log', '')}"
-            )
-        for path in sorted((course_root / release / name).glob("*.ipynb")):
-            nb = nbformat.read(path, as_version=4)
-            nbformat.write(tag_expected_failures(clean(nb)), path)
+    with shared_gradebook_work():
+        for name in names:
+            result = api.generate_assignment(name, force=True, create=True)
+            if not result["success"]:
+                raise RuntimeError(
+                    f"nbgrader generate_assignment {name} failed:\n{result.get('error', '')}\n"
+                    f"{result.get('log', '')}"
+                )
+            for path in sorted((course_root / release / name).glob("*.ipynb")):
+                nb = nbformat.read(path, as_version=4)
+                nbformat.write(tag_expected_failures(clean(nb)), path)
 
 
 def build_in_temporary_course(repo: Path, names: list[str], workdir: Path) -> Path:
@@ -133,7 +134,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", type=Path, default=REPO_ROOT, help="course repository root")
     parser.add_argument("assignments", nargs="*", help="with --assign: only these (default: all)")
     args = parser.parse_args(argv)
-    use_this_environment()
     repo: Path = args.repo.resolve()
     if not (repo / "solutions").is_dir():
         print(f"error: {repo / 'solutions'} does not exist", file=sys.stderr)

@@ -3,14 +3,16 @@
 nbgrader's public surface (its commands, `NbGraderAPI`, `Gradebook`, preprocessors and
 plugins named in the config) is used everywhere; what is not public is used only here:
 
-- `shared_gradebook_work`: within one grading run, nbgrader's `api.create_engine`,
-  `api.inspect`, the metadata's `create_all` and the metadata format's `jsonschema` are
-  replaced by versions that do once what nbgrader does for every Gradebook it opens and
-  every cell it checks (one engine and its connections; tables created and listed once;
-  the cell-metadata schema checked once; kept across a service's runs in a
-  `GradebookWork`). Results are unchanged. A process forked meanwhile (the feedback
-  process's renderer) opens its own connections to the same engines
-  (`fresh_connections_in_child`), as SQLAlchemy advises.
+- `shared_gradebook_work`: within one grading run (or `authoring.release.generate`),
+  nbgrader's `api.create_engine`, `api.inspect`, the metadata's `create_all` and the
+  metadata format's `jsonschema` are replaced by versions that do once what nbgrader does
+  for every Gradebook it opens and every cell it checks (one engine and its connections;
+  tables created and listed once; the cell-metadata schema checked once; kept across a
+  service's runs in a `GradebookWork`), and `api.get_alembic_version`, which starts an
+  `alembic heads` process for every new gradebook (about a CPU-second), by
+  `alembic_head`, which reads the same migrations in this process. Results are
+  unchanged. A process forked meanwhile (the feedback process's renderer) opens its own
+  connections to the same engines (`fresh_connections_in_child`), as SQLAlchemy advises.
 - `Recorder.record` (`autograder.grading.recording`) sets an `Autograde` converter's
   `sanitize_preprocessors` and `autograde_preprocessors` to preprocessor *instances* made
   with the grading run: nbgrader 0.9 registers each item of those lists as it is, for
@@ -36,6 +38,7 @@ plugins named in the config) is used everywhere; what is not public is used only
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import json
 import os
@@ -86,6 +89,19 @@ def without_server_extensions() -> bool:
         return False
     setattr(package, "__version__", __version__)  # noqa: B010  (a module made here)
     return True
+
+
+@functools.cache
+def alembic_head() -> str:
+    """The revision nbgrader stamps a new gradebook with (`api.get_alembic_version`
+    runs `alembic heads` for it), read by alembic here from nbgrader's migrations folder."""
+    from alembic.script import ScriptDirectory
+    from nbgrader.dbutil import ALEMBIC_DIR
+
+    heads = ScriptDirectory(ALEMBIC_DIR).get_heads()
+    if len(heads) != 1:
+        raise UncheckedNbgrader(f"nbgrader's migrations have {len(heads)} heads, not one")
+    return str(heads[0])
 
 
 class GradebookWork:
@@ -193,8 +209,10 @@ def shared_gradebook_work(kept: GradebookWork | None = None) -> Iterator[Gradebo
         def __getattr__(self, name: str) -> Any:
             return validate if name == "validate" else getattr(jsonschema, name)
 
+    get_alembic_version = nbgrader.api.get_alembic_version
     nbgrader.api.create_engine = cached_engine
     nbgrader.api.inspect = CachedInspector
+    nbgrader.api.get_alembic_version = alembic_head
     metadata.create_all = create_all
     metadata_format.jsonschema = CachedSchemas()
     ACTIVE.append(work)
@@ -204,6 +222,7 @@ def shared_gradebook_work(kept: GradebookWork | None = None) -> Iterator[Gradebo
         ACTIVE.remove(work)
         nbgrader.api.create_engine = create_engine
         nbgrader.api.inspect = inspect
+        nbgrader.api.get_alembic_version = get_alembic_version
         vars(metadata).pop("create_all", None)
         metadata_format.jsonschema = jsonschema
         work.fresh_connections()  # none left open between runs

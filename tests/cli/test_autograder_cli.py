@@ -26,6 +26,7 @@ from autograder.authoring.sample_class import (
     submit_sample_class,
 )
 from autograder.cli import main
+from autograder.grading.nbgrader_internals import shared_gradebook_work
 from autograder.grading.recording import use_this_environment
 from autograder.sandbox.workers import Sandbox, SandboxUnavailable, check_sandbox
 
@@ -34,6 +35,12 @@ ASSIGNMENT = "03_a_neuron_by_hand"
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
 use_this_environment()  # nbgrader's gradebook runs `alembic` by name, from PATH
+
+
+def empty_gradebook(folder: Path) -> None:
+    """An empty gradebook in `folder`, made as our commands make one (no `alembic` process)."""
+    with shared_gradebook_work(), Gradebook(f"sqlite:///{folder / 'gradebook.db'}"):
+        pass
 
 
 @pytest.mark.processes
@@ -59,8 +66,7 @@ def test_without_bubblewrap_grading_refuses_and_says_how_to_proceed(
     (tmp_path / "nbgrader_config.py").write_text(
         "c = get_config()\nc.Sandbox.bwrap = '/nonexistent/bwrap'\n"
     )
-    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}"):
-        pass
+    empty_gradebook(tmp_path)
     assert main(["grade", "--course-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "refusing to grade" in err
@@ -76,8 +82,7 @@ def test_check_sandbox_names_the_missing_tool() -> None:
 @pytest.mark.processes
 def test_unknown_assignment_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")
-    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}"):
-        pass
+    empty_gradebook(tmp_path)
     code = main(["grade", "no_such_assignment", "--course-dir", str(tmp_path), "--no-sandbox"])
     assert code == 2
     assert "no_such_assignment" in capsys.readouterr().err
@@ -197,8 +202,7 @@ def bare_course(course: Path, site: str = "") -> Path:
     )
     if site:
         (course / "site_config.py").write_text("c = get_config()\n" + site)
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}"):
-        pass
+    empty_gradebook(course)
     return course
 
 

@@ -14,6 +14,7 @@ import nbgrader.api
 import nbgrader.nbgraderformat.common as metadata_format
 import pytest
 from nbgrader.api import Gradebook
+from sqlalchemy import text
 
 from autograder.grading import recording
 from autograder.grading.nbgrader_internals import (
@@ -21,6 +22,7 @@ from autograder.grading.nbgrader_internals import (
     CHECKED_VERSIONS,
     GradebookWork,
     UncheckedNbgrader,
+    alembic_head,
     check_version,
     shared_gradebook_work,
 )
@@ -38,14 +40,36 @@ def test_another_nbgrader_version_is_refused_before_anything_is_patched() -> Non
         check_version("0.10.0")
 
 
+def patched_now() -> tuple[object, ...]:
+    return (
+        nbgrader.api.create_engine,
+        nbgrader.api.inspect,
+        nbgrader.api.get_alembic_version,
+        metadata_format.jsonschema,
+    )
+
+
 def test_what_is_patched_is_put_back() -> None:
-    before = (nbgrader.api.create_engine, nbgrader.api.inspect, metadata_format.jsonschema)
+    before = patched_now()
     with shared_gradebook_work():
-        assert nbgrader.api.create_engine is not before[0]
-        assert metadata_format.jsonschema is not before[2]
-    after = (nbgrader.api.create_engine, nbgrader.api.inspect, metadata_format.jsonschema)
-    assert after == before
+        assert all(now is not then for now, then in zip(patched_now(), before, strict=True))
+    assert patched_now() == before
     assert "create_all" not in vars(nbgrader.api.Base.metadata)
+
+
+@pytest.mark.processes  # nbgrader's own `alembic heads`, for the revision to compare
+def test_a_new_gradebook_is_stamped_as_nbgrader_stamps_it_without_an_alembic_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = str(Path(sys.executable).parent)  # nbgrader runs `alembic` by name
+    monkeypatch.setenv("PATH", bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    stamped_by_nbgrader = nbgrader.api.get_alembic_version()
+    assert alembic_head() == stamped_by_nbgrader
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))  # no `alembic` to start now
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with shared_gradebook_work(), Gradebook(url, "course") as gb:
+        version = gb.db.execute(text("SELECT version_num FROM alembic_version")).scalars()
+        assert list(version) == [stamped_by_nbgrader]
 
 
 def test_no_preprocessor_keeps_state_on_its_class() -> None:
