@@ -151,10 +151,11 @@ def shared_gradebook_work(kept: GradebookWork | None = None) -> Iterator[Gradebo
     """Meanwhile, every nbgrader Gradebook shares one SQLAlchemy engine per database
     (nbgrader opens a new one, with an empty statement cache, many times per notebook,
     and closing one disposed of every connection), creates and lists its tables once per
-    database, and the cell-metadata check validates its schema once (not once per cell)
-    and raises the same best-matching error. What it computed is `kept`'s when given (for
-    the next time; only its connections are closed at the end), else forgotten at the end.
-    Nested in another, it is the outer one."""
+    database, stamps a new gradebook with `alembic_head` (no `alembic` process), and the
+    cell-metadata check validates its schema once (not once per cell) and raises the same
+    best-matching error. What it computed is `kept`'s when given (for the next time; only
+    its connections are closed at the end), else forgotten at the end. Nested in another,
+    it is the outer one."""
     if ACTIVE:
         yield ACTIVE[-1]
         return
