@@ -111,7 +111,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for row in rows:
         name = row["test"].split("::")[0]
         by_file[name] = by_file.get(name, 0.0) + row["cpu"]
-        own_by_file[name] = own_by_file.get(name, 0.0) + row.get("own", 0.0)
+        own_by_file[name] = own_by_file.get(name, 0.0) + row["own"]
     write = terminalreporter.write_line
     terminalreporter.section("CPU by test phase (children included), top 30")
     for row in sorted(rows, key=lambda r: -r["cpu"])[:30]:
@@ -126,7 +126,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     own = resource.getrusage(resource.RUSAGE_SELF)
     write(
         f"phases: {sum(r['cpu'] for r in rows):.1f} CPU-s "
-        f"({sum(r.get('own', 0.0) for r in rows):.1f} in the test processes); this process "
+        f"({sum(r['own'] for r in rows):.1f} in the test processes); this process "
         f"{own.ru_utime + own.ru_stime:.1f} s, its reaped children "
         f"{children.ru_utime + children.ru_stime:.1f} s, still running {_tree_cpu():.1f} s"
     )

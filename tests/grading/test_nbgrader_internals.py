@@ -117,11 +117,7 @@ def test_kept_work_keeps_its_engine_for_the_next_time(tmp_path: Path) -> None:
 
 
 @pytest.mark.processes  # forks
-def test_a_child_forked_meanwhile_opens_its_own_connections(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    bin_dir = str(Path(sys.executable).parent)  # nbgrader runs `alembic` by name
-    monkeypatch.setenv("PATH", bin_dir + os.pathsep + os.environ.get("PATH", ""))
+def test_a_child_forked_meanwhile_opens_its_own_connections(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'gradebook.db'}"
     with shared_gradebook_work():
         with Gradebook(url, "course") as gb:
