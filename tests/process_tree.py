@@ -51,6 +51,22 @@ def descendants(pid: int, parent_of: dict[int, int] | None = None) -> list[int]:
     return found
 
 
+def walked_descendants(pid: int) -> list[int]:
+    """`pid` and every process below it, walked through each one's `children` lists in
+    /proc: reads only the tree, where `descendants` reads every process on the machine
+    (for a tree polled many times a second). A process made or ended during the walk may
+    be missed, as the kernel's lists say."""
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{current}/task").iterdir():
+                with contextlib.suppress(OSError, ValueError):
+                    pending += map(int, (task / "children").read_text().split())
+    return found
+
+
 def family(pid: int) -> list[Process]:
     """`pid` and every process descended from it, as they are now."""
     return [(p, stat[1]) for p in descendants(pid) if (stat := _stat(p))]

@@ -606,14 +606,15 @@ def explain(
     return found
 
 
+def _outcome(graph: Graph, variant: Variant) -> Outcome | str:
+    try:
+        return simulate(graph, variant)
+    except ARITHMETIC_FAILURES:
+        return "overflow"
+
+
 def _outcomes(graphs: Sequence[Graph], variant: Variant) -> list[Outcome | str]:
-    found: list[Outcome | str] = []
-    for graph in graphs:
-        try:
-            found.append(simulate(graph, variant))
-        except ARITHMETIC_FAILURES:
-            found.append("overflow")
-    return found
+    return [_outcome(graph, variant) for graph in graphs]
 
 
 def _differs(a: Outcome | str, b: Outcome | str) -> bool:
@@ -624,9 +625,11 @@ def _differs(a: Outcome | str, b: Outcome | str) -> bool:
 
 def _changes(before: Sequence[Outcome | str], graphs: Sequence[Graph], variant: Variant) -> bool:
     """Whether ``variant`` gives other numbers on ``graphs`` than ``before`` (the outcomes
-    of the class it is compared with, simulated once for every variant)."""
-    after = _outcomes(graphs, variant)
-    return any(_differs(a, b) for a, b in zip(before, after, strict=True))
+    of the class it is compared with, simulated once for every variant). Graph by graph:
+    the first that differs answers, and the graphs after it are not simulated."""
+    return any(
+        _differs(a, _outcome(graph, variant)) for a, graph in zip(before, graphs, strict=True)
+    )
 
 
 def observable(graphs: Sequence[Graph], unit: str, explanation: Explanation) -> bool:

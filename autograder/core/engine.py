@@ -12,6 +12,8 @@ PyTorch's value. Any disagreement raises `SpecError`: a spec cannot state a wron
 
 from __future__ import annotations
 
+import ast
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -116,8 +118,6 @@ def compute(spec: ExerciseSpec, learners: Sequence[Mapping[str, float]]) -> list
 
 def _column(expression: str, columns: Mapping[str, torch.Tensor]) -> torch.Tensor:
     """Evaluate a spec's arithmetic on whole columns (one entry per learner)."""
-    import ast
-
     import torch
 
     def value(node: ast.expr) -> torch.Tensor:
@@ -149,7 +149,14 @@ def _column(expression: str, columns: Mapping[str, torch.Tensor]) -> torch.Tenso
                 return torch.abs(args[0])
         raise SpecError(f"cannot evaluate {ast.unparse(node)!r} in {expression!r}")
 
-    return value(ast.parse(expression, mode="eval").body)
+    return value(_parsed(expression))
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(expression: str) -> ast.expr:
+    """A spec's expression, parsed once (the specs hold a few hundred; a class's judging
+    computes them again for every learner's fresh draws). Read only, never changed."""
+    return ast.parse(expression, mode="eval").body
 
 
 def _check_chains(spec: ExerciseSpec, columns: Mapping[str, list[Any]]) -> None:

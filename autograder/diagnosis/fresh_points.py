@@ -49,10 +49,13 @@ EXACT_RTOL: Final = 1e-9
 
 @dataclass(frozen=True)
 class Draw:
-    """One fresh set of givens (constants included) and PyTorch's values there."""
+    """One fresh set of givens (constants included), PyTorch's values there, and every
+    part's model answer computed from them (`recompute` with nothing pinned: the same for
+    every part a learner answered, so computed once with the draw)."""
 
     givens: Mapping[str, float]
     values: Mapping[str, Any]
+    chain: Mapping[str, Any]
 
 
 def _sign(value: Any) -> object:
@@ -75,7 +78,7 @@ def _fresh(exercise: str, key: tuple[tuple[str, float], ...]) -> tuple[Draw, ...
     givens = dict(key)
     base = reference_values(exercise, {**spec.constants, **givens})
     rng = random.Random(f"{exercise}|{key!r}")
-    kept: list[Draw] = []
+    kept: list[tuple[dict[str, float], Mapping[str, Any]]] = []
     for spread in (SPREAD, *CLOSER):
         candidates: list[dict[str, float]] = []
         for _ in range(CANDIDATES):
@@ -89,13 +92,13 @@ def _fresh(exercise: str, key: tuple[tuple[str, float], ...]) -> tuple[Draw, ...
             candidates.append(moved)
         rows = reference_rows(exercise, list(candidates))
         kept += [
-            Draw(moved, row)
+            (moved, row)
             for moved, row in zip(candidates, rows, strict=True)
             if row is not None and same_branches(base, row)
         ]
         if len(kept) >= FRESH_DRAWS:
             break
-    return tuple(kept[:FRESH_DRAWS])
+    return tuple(Draw(moved, row, recompute(spec, row, {})) for moved, row in kept[:FRESH_DRAWS])
 
 
 def fresh_draws(exercise: str, givens: Mapping[str, float]) -> tuple[Draw, ...]:
@@ -124,8 +127,9 @@ def fixed_by_branches(exercise: str, givens: Mapping[str, float]) -> set[str]:
     }
 
 
-def _model_names(code: str) -> set[str]:
-    return {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)}
+@functools.lru_cache(maxsize=1024)
+def _model_names(code: str) -> frozenset[str]:
+    return frozenset(n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name))
 
 
 def upstream_parts(spec: ExerciseSpec, name: str) -> set[str]:
@@ -193,7 +197,7 @@ def points(q: Quantity, answer: HandAnswer) -> list[Point] | None:
     free = sorted(used_names(recipe, numeric) & set(numeric) & upstream_parts(spec, part.name))
     found = []
     for index, draw in enumerate(fresh_draws(spec.name, givens)):
-        consistent = recompute(spec, draw.values, {})
+        consistent = draw.chain
         rng = random.Random(f"{spec.name}|{sorted(givens.items())!r}|{index}")
         pinned = {
             name: float(consistent[name]) * rng.uniform(*FREE_SPREAD)
@@ -201,7 +205,7 @@ def points(q: Quantity, answer: HandAnswer) -> list[Point] | None:
             else rng.uniform(0.5, 2.0)
             for name in free
         }
-        names = recompute(spec, draw.values, pinned)
+        names = recompute(spec, draw.values, pinned) if pinned else consistent
         others = {n: float(names[n]) for n in numeric}
         try:
             mine: float | None = float(replay(recipe, draw.givens, others))
