@@ -11,6 +11,7 @@ name, are `autograder.specs`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -121,6 +122,24 @@ class Part:
     def stub(self) -> str:
         """The comment above the answer: what to assign and how it is computed."""
         return f"# {self.name} = ...  ({self.formula})"
+
+    @property
+    def names(self) -> tuple[tuple[str, str], ...]:
+        """Every name the model answer's `code` uses, as (name, "Load" or "Store"), in the
+        order `ast.walk` meets them. Parsed once per code: a diagnosis asks for every wrong
+        answer it explains."""
+        return _names_in(self.code)
+
+
+@functools.lru_cache(maxsize=2048)
+def _names_in(code: str) -> tuple[tuple[str, str], ...]:
+    import ast
+
+    return tuple(
+        (node.id, type(node.ctx).__name__)
+        for node in ast.walk(ast.parse(code))
+        if isinstance(node, ast.Name)
+    )
 
 
 class Structure:

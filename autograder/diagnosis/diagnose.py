@@ -123,24 +123,20 @@ def _evaluate(expression: str, names: Mapping[str, object]) -> float | None:
 
 def upstream_names(spec: ExerciseSpec, part: Part) -> list[str]:
     """The earlier parts the model answer uses, in order."""
-    import ast
-
-    names = {n.id for n in ast.walk(ast.parse(part.code)) if isinstance(n, ast.Name)}
+    names = {name for name, _ in part.names}
     before = spec.part_names[: spec.part_names.index(part.name)]
     return [n for n in before if n in names]
 
 
 def related_givens(spec: ExerciseSpec, part: Part) -> list[str]:
     """The givens the part's model answer is computed from (through earlier answers)."""
-    import ast
-
     assigned: dict[str, Part] = {}
     for p in spec.parts:
         if p.kind in ("function", "class"):
             continue
-        for node in ast.walk(ast.parse(p.code)):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                assigned.setdefault(node.id, p)
+        for name, context in p.names:
+            if context == "Store":
+                assigned.setdefault(name, p)
     found: list[str] = []
     seen: set[str] = set()
     stack = [part]
@@ -149,13 +145,13 @@ def related_givens(spec: ExerciseSpec, part: Part) -> list[str]:
         if current.name in seen:
             continue
         seen.add(current.name)
-        for node in ast.walk(ast.parse(current.code)):
-            if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
+        for name, context in current.names:
+            if context != "Load":
                 continue
-            if node.id in spec.given_names and node.id not in found:
-                found.append(node.id)
-            elif node.id in assigned:
-                stack.append(assigned[node.id])
+            if name in spec.given_names and name not in found:
+                found.append(name)
+            elif name in assigned:
+                stack.append(assigned[name])
     return found
 
 

@@ -16,7 +16,6 @@ exercise and the learner's numbers, so the notebook's check and the grader agree
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
 import math
@@ -127,11 +126,6 @@ def fixed_by_branches(exercise: str, givens: Mapping[str, float]) -> set[str]:
     }
 
 
-@functools.lru_cache(maxsize=1024)
-def _model_names(code: str) -> frozenset[str]:
-    return frozenset(n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name))
-
-
 def upstream_parts(spec: ExerciseSpec, name: str) -> set[str]:
     """The numeric parts the part `name`'s model answer reaches through earlier parts."""
     numeric = {p.name for p in spec.parts if p.kind in NUMERIC}
@@ -139,7 +133,7 @@ def upstream_parts(spec: ExerciseSpec, name: str) -> set[str]:
     stack = [name]
     while stack:
         current = stack.pop()
-        for other in _model_names(spec.part(current).code) & numeric:
+        for other in {name for name, _ in spec.part(current).names} & numeric:
             if other != name and other not in found:
                 found.add(other)
                 stack.append(other)
