@@ -124,7 +124,7 @@ class Part:
         return f"# {self.name} = ...  ({self.formula})"
 
     @property
-    def names(self) -> tuple[tuple[str, str], ...]:
+    def code_names(self) -> tuple[tuple[str, str], ...]:
         """Every name the model answer's `code` uses, as (name, "Load" or "Store"), in the
         order `ast.walk` meets them. Parsed once per code: a diagnosis asks for every wrong
         answer it explains."""

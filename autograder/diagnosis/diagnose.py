@@ -123,7 +123,7 @@ def _evaluate(expression: str, names: Mapping[str, object]) -> float | None:
 
 def upstream_names(spec: ExerciseSpec, part: Part) -> list[str]:
     """The earlier parts the model answer uses, in order."""
-    names = {name for name, _ in part.names}
+    names = {name for name, _ in part.code_names}
     before = spec.part_names[: spec.part_names.index(part.name)]
     return [n for n in before if n in names]
 
@@ -134,7 +134,7 @@ def related_givens(spec: ExerciseSpec, part: Part) -> list[str]:
     for p in spec.parts:
         if p.kind in ("function", "class"):
             continue
-        for name, context in p.names:
+        for name, context in p.code_names:
             if context == "Store":
                 assigned.setdefault(name, p)
     found: list[str] = []
@@ -145,7 +145,7 @@ def related_givens(spec: ExerciseSpec, part: Part) -> list[str]:
         if current.name in seen:
             continue
         seen.add(current.name)
-        for name, context in current.names:
+        for name, context in current.code_names:
             if context != "Load":
                 continue
             if name in spec.given_names and name not in found:

@@ -133,7 +133,7 @@ def upstream_parts(spec: ExerciseSpec, name: str) -> set[str]:
     stack = [name]
     while stack:
         current = stack.pop()
-        for other in {name for name, _ in spec.part(current).names} & numeric:
+        for other in {used for used, _ in spec.part(current).code_names} & numeric:
             if other != name and other not in found:
                 found.add(other)
                 stack.append(other)
