@@ -123,10 +123,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for name, cpu in sorted(own_by_file.items(), key=lambda kv: -kv[1])[:15]:
         write(f"{cpu:8.1f} s  {name}")
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    own = resource.getrusage(resource.RUSAGE_SELF)
     write(
         f"phases: {sum(r['cpu'] for r in rows):.1f} CPU-s "
         f"({sum(r['own'] for r in rows):.1f} in the test processes); this process "
-        f"{own.ru_utime + own.ru_stime:.1f} s, its reaped children "
+        f"{own_cpu():.1f} s, its reaped children "
         f"{children.ru_utime + children.ru_stime:.1f} s, still running {_tree_cpu():.1f} s"
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 Process = tuple[int, str]  # (pid, start time in clock ticks since boot)
@@ -38,16 +39,31 @@ def parents() -> dict[int, int]:
     return found
 
 
+def _below(pid: int, children_of: Callable[[int], Iterable[int]]) -> list[int]:
+    """`pid` and every process below it, each one's children from `children_of`."""
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        pending += children_of(current)
+    return found
+
+
 def descendants(pid: int, parent_of: dict[int, int] | None = None) -> list[int]:
     """`pid` and every process below it, from `parent_of` (default: `parents()` now)."""
     children: dict[int, list[int]] = {}
     for child, parent in (parent_of if parent_of is not None else parents()).items():
         children.setdefault(parent, []).append(child)
-    found, pending = [], [pid]
-    while pending:
-        current = pending.pop()
-        found.append(current)
-        pending += children.get(current, [])
+    return _below(pid, lambda current: children.get(current, []))
+
+
+def _listed_children(pid: int) -> list[int]:
+    """The children the kernel lists for each of `pid`'s threads ([] once it is gone)."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError, ValueError):
+                found += map(int, (task / "children").read_text().split())
     return found
 
 
@@ -56,15 +72,7 @@ def walked_descendants(pid: int) -> list[int]:
     /proc: reads only the tree, where `descendants` reads every process on the machine
     (for a tree polled many times a second). A process made or ended during the walk may
     be missed, as the kernel's lists say."""
-    found, pending = [], [pid]
-    while pending:
-        current = pending.pop()
-        found.append(current)
-        with contextlib.suppress(OSError):
-            for task in Path(f"/proc/{current}/task").iterdir():
-                with contextlib.suppress(OSError, ValueError):
-                    pending += map(int, (task / "children").read_text().split())
-    return found
+    return _below(pid, _listed_children)
 
 
 def family(pid: int) -> list[Process]:
