@@ -242,6 +242,9 @@ def ensure_student_env(
         sources = scratch_sources(Path(scratch))
         if not stack_installed(env):
             print(f"installing the pinned stack into {env} ...", flush=True)
+            # pip as pinned first, as tools/setup_venv.sh does (a new venv's own pip spends
+            # about three times the CPU resolving the stack)
+            pip(env, "-c", str(REPO / "constraints.txt"), "pip")
             cpu_torch = REPO / "tools" / "install_cpu_torch.sh"
             subprocess.run(["bash", str(cpu_torch), str(env / "bin" / "python")], check=True)
             pip(env, "-c", str(REPO / "constraints.txt"), str(sources))
