@@ -35,7 +35,17 @@ if ! "$python" -c 'import ensurepip' 2>/dev/null; then
   echo "Installing $package from Debian's packages (venv's pip for $python) ..."
   apt_install "$package"
 fi
+cache="$(dirname "$0")/venv_cache.py"
+if [ ! -e "$venv" ] && "$python" "$cache" restore "$venv"; then
+  # a kept copy of this very stack (same pins, scripts, interpreter): only the project
+  "$venv/bin/python" -m pip install --progress-bar off --quiet -c constraints.txt -e '.[dev]'
+  touch "$venv/.installed"
+  echo "Ready: $venv"
+  exit 0
+fi
+created=
 if [ ! -x "$venv/bin/python" ] || [ ! -x "$venv/bin/pip" ]; then
+  created=1
   echo "Creating the virtual environment in $venv ..."
   if ! "$python" -m venv --clear "$venv"; then
     rm -rf "$venv"  # never leave a half-made venv that the next run would take as made
@@ -49,5 +59,7 @@ fi
 bash "$(dirname "$0")/install_cpu_torch.sh" "$venv/bin/python"
 echo "Installing the course stack (pinned in pyproject.toml and constraints.txt) ..."
 "$venv/bin/python" -m pip install --progress-bar off -c constraints.txt -e '.[dev]'
+# made from nothing here: a copy kept for the next clone (tools/venv_cache.py)
+if [ -n "$created" ]; then "$python" "$cache" save "$venv"; fi
 touch "$venv/.installed"
 echo "Ready: $venv"
