@@ -3,16 +3,18 @@
 `tools/setup_venv.sh` installs the pinned stack with pip: about 70 CPU-s (resolving, unpacking
 torch, compiling every module). Where it made a venv from nothing and the install passed, it
 keeps a copy (`save`); a later clone whose venv would be installed from the same inputs gets
-that copy instead (`restore`: about 5 CPU-s to copy, then pip installs only the project, in
-editable mode, into it).
+that copy instead (`restore`: its files hard-linked, about 1 CPU-s, then pip installs only
+the project, in editable mode, into it: about 5 CPU-s in all).
 
 The same inputs means the same key: the pins (constraints.txt, pyproject.toml), the scripts
 that install them, the interpreter (its real path and version) and the machine. Any change to
 one of them makes a new key, so pip installs again. A copy is made whole in a folder of its
-own and renamed into place, so a half-made one is never taken; the two newest are kept
-(about 2 GB each). Only a venv's `bin/` scripts and `pyvenv.cfg` name its own path: a
-restored copy has them rewritten; the bytecode files name their source path too, but Python
-sets that on import from where the source is.
+own and renamed into place, so a half-made one is never taken; the two newest are kept.
+Only a venv's `bin/` scripts and `pyvenv.cfg` name its own path: a restored copy has them
+rewritten; the bytecode files name their source path too, but Python sets that on import
+from where the source is. pip and Python replace files rather than write into them, so the
+links stay safe; a file of the venv edited in place (by hand) changes the kept copy too:
+remove the kept copies then.
 
     python tools/venv_cache.py restore VENV   exit 0 made VENV from a kept copy; 1 none kept
     python tools/venv_cache.py save VENV      keep a copy of VENV (never fails the set-up)
@@ -65,13 +67,19 @@ def kept(root: Path, name: str) -> Path:
 
 
 def copy_tree(source: Path, target: Path) -> None:
-    """`cp -a`: symlinks, modes and times kept (the times keep the bytecode valid)."""
-    subprocess.run(["cp", "-a", "--", str(source), str(target)], check=True)
+    """`cp -al`: the files hard-linked, as uv links its cache into venvs (copying 2 GB costs
+    this machine 10 to 45 CPU-s of system time); `cp -a` where links cannot be made (another
+    file system). Symlinks, modes and times kept: the times keep the bytecode valid."""
+    linked = subprocess.run(["cp", "-al", "--", str(source), str(target)], capture_output=True)
+    if linked.returncode != 0:
+        shutil.rmtree(target, ignore_errors=True)
+        subprocess.run(["cp", "-a", "--", str(source), str(target)], check=True)
 
 
 def rewrite_paths(venv: Path, old: str) -> int:
     """Where the venv names its old path (`bin/` scripts, `pyvenv.cfg`), the new one; how
-    many files changed."""
+    many files changed. Each is written anew and renamed over the old (a hard link to
+    the kept copy is broken, never written through)."""
     new = str(venv.resolve()).encode()
     changed = 0
     candidates = [venv / "pyvenv.cfg", *sorted((venv / "bin").iterdir())]
@@ -80,7 +88,10 @@ def rewrite_paths(venv: Path, old: str) -> int:
             continue
         data = path.read_bytes()
         if old.encode() in data:
-            path.write_bytes(data.replace(old.encode(), new))
+            fresh = path.with_name(f".{path.name}.rewritten")
+            fresh.write_bytes(data.replace(old.encode(), new))
+            shutil.copymode(path, fresh)
+            os.replace(fresh, path)
             changed += 1
     return changed
 

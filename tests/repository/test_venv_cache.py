@@ -50,6 +50,8 @@ def small_venv(path: Path) -> Path:
     script = path / "bin" / "hello"
     script.write_text(f"#!{path}/bin/python\nimport sys\nprint('hello from', sys.prefix)\n")
     script.chmod(0o755)
+    site = next((path / "lib").glob("python*/site-packages"))
+    (site / "module.py").write_text("ANSWER = 42\n")
     return path
 
 
@@ -69,7 +71,11 @@ def test_a_restored_venv_names_its_own_path_and_runs(tmp_path: Path) -> None:
     assert str(original) not in (restored / "pyvenv.cfg").read_text()
     ran = subprocess.run([str(restored / "bin" / "hello")], capture_output=True, text=True)
     assert ran.stdout.strip() == f"hello from {restored}", ran
-    # the kept copy and the venv it came from are untouched
+    # the files are the kept copy's own (hard-linked); the kept copy and the venv it came
+    # from are untouched by the rewrite
+    module = next(restored.glob("lib/python*/site-packages/module.py"))
+    kept_module = next(kept.glob(f"{venv_cache.COPY}/lib/python*/site-packages/module.py"))
+    assert module.stat().st_ino == kept_module.stat().st_ino
     assert str(original) in (kept / venv_cache.COPY / "bin" / "hello").read_text()
     assert str(original) in (original / "bin" / "hello").read_text()
     # an existing venv is never overwritten
