@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import copy
+import functools
 import hashlib
 import importlib.util
 import json
@@ -30,6 +31,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -58,13 +60,14 @@ def run_apart(coroutine: Any) -> Any:
 
 
 def load_yaml(path: Path) -> Any:
-    return yaml.safe_load(path.read_text())
+    """The YAML file, parsed by libyaml (PyYAML's C parser: the chart's schema is 130 KB)."""
+    return yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
 
 
 def manifests() -> list[tuple[str, dict[str, Any]]]:
     docs = []
     for path in sorted((DEPLOY / "manifests").glob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text()):
+        for doc in yaml.load_all(path.read_text(), Loader=yaml.CSafeLoader):
             if doc is not None:
                 docs.append((path.name, doc))
     return docs
@@ -106,12 +109,28 @@ def helm_merge(defaults: Any, override: Any) -> Any:
     return merged
 
 
-def schema_errors(values: dict[str, Any]) -> list[str]:
+@functools.cache
+def chart_defaults() -> Any:
+    """The chart's own values.yaml, read once (`chart_values` merges over a copy)."""
+    return load_yaml(CHART / "values.yaml")
+
+
+def chart_values(values: dict[str, Any]) -> Any:
+    """The values as the chart sees them: merged over its defaults."""
+    return helm_merge(chart_defaults(), values)
+
+
+@functools.cache
+def chart_schema() -> jsonschema.Draft7Validator:
+    """The chart's values.schema.yaml, itself a valid Draft 7 schema, read once."""
     schema = load_yaml(CHART / "values.schema.yaml")
     jsonschema.Draft7Validator.check_schema(schema)
-    merged = helm_merge(load_yaml(CHART / "values.yaml"), values)
-    validator = jsonschema.Draft7Validator(schema)
-    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(merged)]
+    return jsonschema.Draft7Validator(schema)
+
+
+def schema_errors(values: dict[str, Any]) -> list[str]:
+    errors = chart_schema().iter_errors(chart_values(values))
+    return [f"{list(e.absolute_path)}: {e.message}" for e in errors]
 
 
 def test_values_validate_against_the_chart_schema() -> None:
@@ -686,6 +705,18 @@ def kubernetes_versions() -> list[str]:
     return [v for v in all_versions() if Version(v) >= oldest]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def kubernetes_schemas_read_once() -> Iterator[None]:
+    """kubernetes_validate reads its bundled schema files again at every validation (its
+    `_definitions.json` is megabytes of JSON): for this module each is read once. The
+    files never change, and the validation stays the library's own."""
+    import kubernetes_validate.utils as utils
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(utils, "schema_contents", functools.cache(utils.schema_contents))
+        yield
+
+
 def kubernetes_errors(doc: dict[str, Any], version: str) -> list[str]:
     """What Kubernetes `version` refuses in the object `doc` (strict), or []."""
     import kubernetes_validate
@@ -834,7 +865,7 @@ def spawner_config(values: dict[str, Any]) -> Config:
     """The KubeSpawner settings the chart's hub makes of the values (the lines of the
     chart's files/hub/jupyterhub_config.py, tag 4.4.0, that the course's values reach),
     with hub.config over them and hub.extraConfig run last, as the chart does."""
-    merged = helm_merge(load_yaml(CHART / "values.yaml"), values)
+    merged = chart_values(values)
     single = merged["singleuser"]
     config = Config()
     spawner = config.KubeSpawner
@@ -986,7 +1017,7 @@ def prepulled_images(values: dict[str, Any]) -> set[str]:
     (templates/image-puller/_helpers-daemonset.tpl, tag 4.4.0) picks them: the default
     image, singleuser's init and extra containers, the profiles' images and their
     options' choices when pullProfileListImages, and prePuller.extraImages."""
-    merged = helm_merge(load_yaml(CHART / "values.yaml"), values)
+    merged = chart_values(values)
     single, puller = merged["singleuser"], merged["prePuller"]
     images = {f"{single['image']['name']}:{single['image']['tag']}"}
     for container in (single.get("initContainers") or []) + (single.get("extraContainers") or []):
@@ -1225,7 +1256,7 @@ def test_a_manifest_named_by_generate_name_is_created_never_applied() -> None:
         for path in sorted((DEPLOY / "manifests").glob("*.yaml"))
         if any(
             "generateName" in d.get("metadata", {})
-            for d in yaml.safe_load_all(path.read_text())
+            for d in yaml.load_all(path.read_text(), Loader=yaml.CSafeLoader)
             if d
         )
     ]
