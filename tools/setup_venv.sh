@@ -36,15 +36,10 @@ if ! "$python" -c 'import ensurepip' 2>/dev/null; then
   apt_install "$package"
 fi
 cache="$(dirname "$0")/venv_cache.py"
+restored= created=
 if [ ! -e "$venv" ] && "$python" "$cache" restore "$venv"; then
-  # a kept copy of this very stack (same pins, scripts, interpreter): only the project
-  "$venv/bin/python" -m pip install --progress-bar off --quiet -c constraints.txt -e '.[dev]'
-  touch "$venv/.installed"
-  echo "Ready: $venv"
-  exit 0
-fi
-created=
-if [ ! -x "$venv/bin/python" ] || [ ! -x "$venv/bin/pip" ]; then
+  restored=1  # a kept copy of this very stack (same pins, scripts, interpreter)
+elif [ ! -x "$venv/bin/python" ] || [ ! -x "$venv/bin/pip" ]; then
   created=1
   echo "Creating the virtual environment in $venv ..."
   if ! "$python" -m venv --clear "$venv"; then
@@ -53,12 +48,16 @@ if [ ! -x "$venv/bin/python" ] || [ ! -x "$venv/bin/pip" ]; then
     exit 1
   fi
 fi
-# pip first, as pinned in constraints.txt: the pip a venv starts with (23.2 on Python 3.11)
-# spends about three times the CPU resolving the stack against PyPI's long file lists.
-"$venv/bin/python" -m pip install --progress-bar off --quiet -c constraints.txt pip
-bash "$(dirname "$0")/install_cpu_torch.sh" "$venv/bin/python"
-echo "Installing the course stack (pinned in pyproject.toml and constraints.txt) ..."
-"$venv/bin/python" -m pip install --progress-bar off -c constraints.txt -e '.[dev]'
+if [ -z "$restored" ]; then
+  # pip first, as pinned in constraints.txt: the pip a venv starts with (23.2 on Python
+  # 3.11) spends about three times the CPU resolving the stack against PyPI's file lists.
+  "$venv/bin/python" -m pip install --progress-bar off --quiet -c constraints.txt pip
+  bash "$(dirname "$0")/install_cpu_torch.sh" "$venv/bin/python"
+  echo "Installing the course stack (pinned in pyproject.toml and constraints.txt) ..."
+fi
+# restored: only the project is installed (quietly: the rest is there)
+"$venv/bin/python" -m pip install --progress-bar off ${restored:+--quiet} -c constraints.txt \
+  -e '.[dev]'
 # made from nothing here: a copy kept for the next clone (tools/venv_cache.py)
 if [ -n "$created" ]; then "$python" "$cache" save "$venv"; fi
 touch "$venv/.installed"
