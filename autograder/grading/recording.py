@@ -189,15 +189,22 @@ def reviewed_dir(config: Config) -> Path:
 def set_aside(target: Path) -> Path | None:
     """Move the previous autograded copy of a submission beside it (hidden) before nbgrader
     records a new one, which starts by deleting it: a recording that fails puts it back
-    (`put_back`). A copy set aside by a run killed while recording is the one kept."""
+    (`put_back`). A first recording sets aside an empty folder (there was no copy), so a
+    copy half-written by a run killed while recording is never taken for a previous one:
+    the folder set aside by the killed run is the one kept. None where no folder can be
+    made there: nbgrader, which cannot write there either, then says why."""
     aside = target.with_name(f".{target.name}.previous")
     if aside.is_dir():
         if target.exists():
             shutil.rmtree(target)  # what the killed run had begun to write
         return aside
-    if not target.is_dir():
+    if target.is_dir():
+        os.replace(target, aside)
+        return aside
+    try:
+        aside.mkdir(parents=True)
+    except OSError:
         return None
-    os.replace(target, aside)
     return aside
 
 
@@ -205,8 +212,12 @@ def put_back(target: Path, previous: Path | None) -> None:
     """Undo a failed recording's autograded copy: the previous one, or none, as before."""
     if target.exists():
         shutil.rmtree(target)
-    if previous is not None:
+    if previous is None:
+        return
+    if any(previous.iterdir()):
         os.replace(previous, target)
+    else:
+        previous.rmdir()
 
 
 MAX_ERROR_LINES = 5

@@ -463,11 +463,17 @@ def test_a_failed_recording_puts_the_previous_autograded_copy_back(tmp_path: Pat
     from autograder.grading.recording import put_back, set_aside
 
     target = tmp_path / "autograded" / "ben" / ASSIGNMENT
-    assert set_aside(target) is None  # a first hand-in: nothing to keep
+    empty = set_aside(target)  # a first hand-in: nothing to keep, an empty folder aside
+    assert empty is not None and list(empty.iterdir()) == [] and not target.exists()
+    target.mkdir(parents=True)
+    (target / "half.ipynb").write_text("a first recording killed halfway")
+    assert set_aside(target) == empty and not target.exists()  # never taken for a copy
+    put_back(target, empty)
+    assert not target.exists() and not empty.exists()  # none before, none after
     target.mkdir(parents=True)
     (target / "graded.ipynb").write_text("the previous version")
     aside = set_aside(target)
-    assert aside is not None and not target.exists()
+    assert aside == empty and not target.exists()
     target.mkdir()
     (target / "half.ipynb").write_text("what the failed recording began")
     put_back(target, aside)
@@ -475,7 +481,6 @@ def test_a_failed_recording_puts_the_previous_autograded_copy_back(tmp_path: Pat
     assert not aside.exists()
     # A run killed while recording: the copy it set aside is the one kept.
     aside = set_aside(target)
-    assert aside is not None
     target.mkdir()
     (target / "half.ipynb").write_text("killed halfway")
     assert set_aside(target) == aside and not target.exists()
