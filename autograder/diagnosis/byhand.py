@@ -18,6 +18,8 @@ from typing import Final, cast
 from autograder.diagnosis.byhand_arithmetic import (
     AUTOGRAD_ATTRIBUTES,
     AUTOGRAD_NAMES,
+    MATH_CONSTANTS,
+    MATH_FUNCTIONS,
     MAX_DEPTH,
     MAX_INT_BITS,
     MAX_NODES,
@@ -330,7 +332,8 @@ class _Reader:
         self.numbers: dict[str, Number] = {}
         self.givens = dict(givens or {})
         self.cost = cost if cost is not None else ReadingCost()
-        self.arithmetic = Arithmetic(self.numbers, self.known, self.cost)
+        self.imports: dict[str, str] = {}
+        self.arithmetic = Arithmetic(self.numbers, self.known, self.cost, self.imports)
         self.steps: list[Step] = []
 
     def known(self, name: str) -> tuple[Status, str] | None:
@@ -347,6 +350,7 @@ class _Reader:
         source: Source = None,
     ) -> None:
         recipe = None
+        self.imports.pop(name, None)
         if status == "number" and value is not None:
             self.numbers[name] = value
             shown: float | bool | None = value if type(value) is bool else float(value)
@@ -419,11 +423,28 @@ class _Reader:
                     self.bind(_import_name(alias), "autograd", None, f"imports `{alias.name}`")
                 else:
                     self.bind(_import_name(alias), "not_arithmetic", None, "an imported module")
+                    self.math_import(stmt, alias)
         elif isinstance(stmt, ast.Delete):
             for name in _bound_names(stmt):
                 self.bind(name, "unanswered", None, "deleted with `del`")
         else:
             self.opaque(stmt)
+
+    def math_import(self, stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> None:
+        """`import math [as m]`, `from math import exp [as e]`, `from math import pi`: what a
+        hand answer may then call (or read) by that name."""
+        if isinstance(stmt, ast.Import):
+            if alias.name == "math":
+                self.imports[_import_name(alias)] = "math"
+            return
+        if stmt.module != "math" or stmt.level:
+            return
+        name = alias.asname or alias.name
+        if alias.name in MATH_FUNCTIONS:
+            self.imports[name] = f"math.{alias.name}"
+        elif alias.name in MATH_CONSTANTS:
+            value = MATH_CONSTANTS[alias.name]
+            self.bind(name, "number", value, f"math.{alias.name}", ast.Constant(value))
 
     def opaque(self, stmt: ast.stmt) -> None:
         """A statement whose bindings are not read: mark every name it may bind."""
@@ -452,6 +473,8 @@ class _Reader:
                     outcomes[id(part)] = self.outcome(part)
                 bindings.append((name, outcomes[id(part)], part))
         for name, (status, number, detail), part in bindings:
+            if status == "number" and part is not None:
+                part = self.arithmetic.canonical(part)
             self.bind(name, status, number, detail, part)
         for node in walk(value, self.cost):  # names bound by := inside the right-hand side
             if isinstance(node, ast.NamedExpr):

@@ -1,7 +1,9 @@
 """Evaluate one plain-arithmetic expression from a learner's cell, within fixed caps.
 
 Only number literals, names already bound to numbers, + - * / // % **, comparisons,
-and/or/not, `a if c else b` and calls of max, min, abs, round, float, int are computed.
+and/or/not, `a if c else b` and calls of max, min, abs, round, float, int, pow and the
+`math` module's functions (`math.exp`, `math.sqrt`, ...; `import math` or `from math import
+exp` first) are computed.
 Every cap is checked before the work it bounds: the expression's size (`MAX_NODES`, by a
 walk that stops there), its nesting (`MAX_DEPTH`), integer size (`MAX_INT_BITS`, checked
 before `**`), and digits of `round`; so one expression costs at most a fixed amount of
@@ -21,7 +23,27 @@ from autograder.diagnosis.byhand_cells import ReadingCost
 Status = Literal["number", "autograd", "not_arithmetic", "unanswered", "error"]
 Number = int | float | bool
 
-ALLOWED_CALLS: Final = frozenset({"abs", "float", "int", "max", "min", "round"})
+ALLOWED_CALLS: Final = frozenset({"abs", "float", "int", "max", "min", "round", "pow"})
+MATH_CALLS: Final[dict[str, Callable[[float], float]]] = {
+    "exp": math.exp,
+    "log": math.log,
+    "log2": math.log2,
+    "log10": math.log10,
+    "sqrt": math.sqrt,
+    "tanh": math.tanh,
+    "sinh": math.sinh,
+    "cosh": math.cosh,
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+    "atan": math.atan,
+    "fabs": math.fabs,
+    "expm1": math.expm1,
+    "log1p": math.log1p,
+}
+MATH_FUNCTIONS: Final = frozenset({*MATH_CALLS, "pow"})
+"""`math` functions a learner may call: arithmetic too (a recipe names them `math.exp`)."""
+MATH_CONSTANTS: Final = {"pi": math.pi, "e": math.e, "tau": math.tau}
 AUTOGRAD_ATTRIBUTES: Final = frozenset(
     {"backward", "grad", "retain_grad", "autograd", "jvp", "vjp", "jacobian", "hessian"}
     | {"hvp", "vhp"}
@@ -129,6 +151,20 @@ def _power(base: Number, exponent: Number) -> Number:
     return base**exponent
 
 
+def _constants_in_place(node: ast.expr) -> ast.expr:
+    """`node` with each `<constant>.<name>` left by `Arithmetic.canonical` made the constant."""
+
+    class Fold(ast.NodeTransformer):
+        def visit_Attribute(self, attribute: ast.Attribute) -> ast.AST:
+            if isinstance(attribute.value, ast.Constant):
+                return attribute.value
+            return self.generic_visit(attribute)
+
+    folded = Fold().visit(node)
+    assert isinstance(folded, ast.expr)
+    return folded
+
+
 def _constant(value: object) -> str:
     """How a literal that is not a number reads in a refusal (never all of a long one)."""
     if isinstance(value, str | bytes):
@@ -144,10 +180,65 @@ class Arithmetic:
         numbers: Mapping[str, Number],
         known: Callable[[str], tuple[Status, str] | None],
         cost: ReadingCost,
+        imports: Mapping[str, str] | None = None,
     ) -> None:
         self.numbers = numbers
         self.known = known
         self.cost = cost
+        self.imports = imports if imports is not None else {}
+        """Names bound by an import of `math`: "math" for the module, "math.exp" for one
+        of its functions (and nothing else)."""
+
+    def callee(self, func: ast.expr) -> str | None:
+        """The function a call target names, as its canonical name ("max", "math.exp"), or
+        None when it is no function a hand answer may call."""
+        if isinstance(func, ast.Name):
+            if func.id in self.imports and self.imports[func.id] != "math":
+                return self.imports[func.id]
+            if func.id.startswith("math.") and func.id[5:] in MATH_FUNCTIONS:
+                return func.id  # a recipe's own canonical name: no learner writes a dotted name
+            if func.id in ALLOWED_CALLS and self.known(func.id) is None:
+                return func.id
+            return None
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and self.imports.get(func.value.id) == "math"
+            and func.attr in MATH_FUNCTIONS
+        ):
+            return f"math.{func.attr}"
+        return None
+
+    def math_constant(self, node: ast.expr) -> float | None:
+        """`math.pi` (or `m.e` after `import math as m`): its value; None for anything else."""
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and self.imports.get(node.value.id) == "math"
+        ):
+            return MATH_CONSTANTS.get(node.attr)
+        return None
+
+    def canonical(self, node: ast.expr) -> ast.expr:
+        """`node` with each `math` call named `math.f` and each `math` constant its value, so
+        the recipe is read again without the imports (`node` itself when it has none)."""
+        if not self.imports:
+            return node
+        import copy
+
+        twin = copy.deepcopy(node)
+        changed = False
+        for original, copied in zip(ast.walk(node), ast.walk(twin), strict=True):
+            if isinstance(original, ast.Call) and isinstance(copied, ast.Call):
+                name = self.callee(original.func)
+                if name is not None and name.startswith("math."):
+                    copied.func = ast.Name(name, ast.Load())
+                    changed = True
+            constant = self.math_constant(original)
+            if constant is not None and isinstance(copied, ast.Attribute):
+                copied.value = ast.Constant(constant)  # read below as the constant itself
+                changed = True
+        return _constants_in_place(twin) if changed else node
 
     def evaluate(self, node: ast.expr) -> Number:
         """The value of a plain-arithmetic expression; raises Unreadable otherwise."""
@@ -230,6 +321,9 @@ class Arithmetic:
         if isinstance(node, ast.Call):
             return self.call(node, depth)
         if isinstance(node, ast.Attribute):
+            constant = self.math_constant(node)
+            if constant is not None:
+                return constant
             refuse("not_arithmetic", f"reads `{dotted(node)}`")
         refuse("not_arithmetic", _WHAT.get(type(node).__name__, f"a {type(node).__name__}"))
 
@@ -261,14 +355,22 @@ class Arithmetic:
 
     def call(self, node: ast.Call, depth: int) -> Number:
         func = node.func
-        if not isinstance(func, ast.Name) or func.id not in ALLOWED_CALLS:
+        name = self.callee(func)
+        if name is None:
+            if isinstance(func, ast.Name) and func.id in ALLOWED_CALLS:
+                refuse("not_arithmetic", f"calls `{func.id}`, which the notebook redefines")
             refuse("not_arithmetic", f"calls `{dotted(func)}`")
-        if self.known(func.id) is not None:
-            refuse("not_arithmetic", f"calls `{func.id}`, which the notebook redefines")
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-            refuse("not_arithmetic", f"calls `{func.id}` with keyword or * arguments")
+            refuse("not_arithmetic", f"calls `{name}` with keyword or * arguments")
         args = [self.value(a, depth) for a in node.args]
-        name = func.id
+        if name in ("pow", "math.pow"):
+            if len(args) != 2:
+                refuse("not_arithmetic", f"`{name}` takes two numbers here")
+            return float(_power(args[0], args[1])) if name == "math.pow" else _power(*args)
+        if name.startswith("math."):
+            if len(args) != 1:
+                refuse("not_arithmetic", f"`{name}` takes one number")
+            return MATH_CALLS[name[5:]](args[0])
         if name in ("max", "min"):
             if len(args) < 2:
                 refuse("not_arithmetic", f"`{name}` needs two or more numbers")

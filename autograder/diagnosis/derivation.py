@@ -1,21 +1,17 @@
-"""A hand answer judged as a derivation, not as a number: right only when the arithmetic in
-the learner's cells computes it the way the chain does.
+"""A hand answer judged as a derivation, not as a number: a formula part earns its points
+only when the arithmetic in the learner's cells *is* the chain, decided as an expression
+(`exact`: exact rational arithmetic, gates decided on the learner's branch), never by
+closeness at a few numbers.
 
-The cells are never run: each answer's recipe (`byhand.Recipe`, every binding the reader
-made up to it) is computed again at fresh draws of the givens (`fresh_points`) that keep
-every branch the chain takes (each named value of the spec's PyTorch program keeps its
-sign: the same ReLU side, the same signs), and compared with the spec's model answers
-there. The learner's earlier answers stand in as their names: an earlier part the formula
-uses, upstream in the chain, takes a free value of its own at each draw (so
-`dL_dw = dL_dh * w` is told from `dL_dh * x` even where dL/dh is always 0), and every other
-part the spec's value at the draw. So a copied number, right or wrong, does not follow the
-givens and earns nothing ("a number without its arithmetic"); a formula that agrees with
-PyTorch only at the learner's numbers is wrong, and the feedback says what differs.
-Facts (True/False, a count) are not formulas and are left alone, and so is a part whose
-value the branches fix (the slope 1 of an open ReLU): a literal is the answer there.
+So a copied number, right or wrong, earns nothing ("a number without its arithmetic"),
+unless its arithmetic, read with the learner's own numbers as the names they are, is the
+chain; a difference quotient, a lookup on the numbers and `round` of a formula earn nothing
+and are named; a formula that agrees with PyTorch at the learner's numbers only is wrong,
+and the feedback says what differs, shown at fresh draws of the givens that keep every
+branch (`fresh_points`). What cannot be decided earns nothing and says so. Facts
+(True/False, a count) are not formulas and are left alone.
 
-Everything is deterministic (the draws are seeded by the exercise and the learner's
-numbers), so the notebook's check and the grader say the same.
+Everything is deterministic, so the notebook's check and the grader say the same.
 """
 
 from __future__ import annotations
@@ -24,8 +20,9 @@ import ast
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
-from autograder.core.verdict import REL_TOL, Verdict, format_value, matches
-from autograder.diagnosis.fresh_points import Point, points
+from autograder.core.verdict import Verdict, format_value, matches
+from autograder.diagnosis.exact import CHEATS, Judgement, judge_formula, readable_names
+from autograder.diagnosis.fresh_points import NUMERIC, Point, free_parts, points
 
 if TYPE_CHECKING:
     from autograder.core.quantities import Quantity
@@ -38,11 +35,6 @@ NO_ARITHMETIC: Final = (
     "still holds when the numbers change."
 )
 """Why a bare number earns nothing, in words that do not give the formula away."""
-
-
-def fixed_by_branches(found: list[Point], right_here: float) -> bool:
-    """True when the part's value is the same at every draw (fixed by the branches)."""
-    return all(matches(right_here, p.right) for p in found if not p.pinned)
 
 
 def is_bare_number(spec: ExerciseSpec, answer: HandAnswer, found: list[Point]) -> bool:
@@ -61,13 +53,38 @@ def is_bare_number(spec: ExerciseSpec, answer: HandAnswer, found: list[Point]) -
     return all(p.mine is not None and matches(float(value), p.mine) for p in found)  # type: ignore[arg-type]
 
 
-def bare_number_verdict(q: Quantity, shown: str, passed_here: bool) -> Verdict:
-    """The verdict on a number written out where arithmetic belongs (right or wrong)."""
+def bare_number_verdict(q: Quantity, answer: HandAnswer, verdict: Verdict) -> Verdict:
+    """The verdict on a number written out where arithmetic belongs (right or wrong): a
+    wrong one also hears the slip its value fits, said as the guess it is."""
+    from autograder.diagnosis.kinds import group
+
+    shown = format_value(answer.value)
     why = NO_ARITHMETIC.format(name=q.name)
-    if passed_here:
-        head = f"✗ {q.label} = {shown} is PyTorch's number, but written as a bare number."
-    else:
-        head = f"✗ {q.label} = {shown}, but PyTorch gives {format_value(float(q.value))}."
+    assert answer.recipe is not None
+    source = answer.recipe.steps[answer.recipe.length - 1].source
+    if isinstance(source, ast.UnaryOp):
+        source = source.operand
+    lone = isinstance(source, ast.Constant)
+    if verdict.passed:
+        how = (
+            "written as a bare number"
+            if lone
+            else "written with numbers that are none of your givens or earlier answers, so "
+            "its arithmetic cannot be read as the chain"
+        )
+        return Verdict(
+            False,
+            f"✗ {q.label} = {shown} is PyTorch's number, but {how}.\n  {why}",
+            "no_arithmetic",
+        )
+    head = f"✗ {q.label} = {shown}, but PyTorch gives {format_value(float(q.value))}."
+    _, _, cause = verdict.message.partition("\n")
+    if group(verdict.reason) == "concept" and cause.strip() and answer.value != 0:
+        # (a zero fits too many slips to name one, even as a guess)
+        why += (
+            "\n  With no arithmetic to read, the cause can only be guessed from the value, "
+            f"which fits this slip: {cause.strip()}"
+        )
     return Verdict(False, f"{head}\n  {why}", "no_arithmetic")
 
 
@@ -159,62 +176,79 @@ def derivation_verdict(
     answer: HandAnswer,
     written: Mapping[str, HandAnswer],
     answers: Mapping[str, object],
-    passed_here: bool,
+    verdict: Verdict,
 ) -> Verdict | None:
-    """The verdict when the answer does not hold as a derivation (a bare number where the
-    value follows the givens, or a formula right at the learner's numbers only); None when
-    it does, or when nothing here applies (a fact, an answer without a recipe)."""
-    found = points(q, answer)
-    if found is None or type(answer.value) not in (int, float):
+    """The verdict when the answer does not hold as a derivation (not the chain, a bare
+    number, a numerical derivative, a lookup, undecidable), or when it holds read with the
+    learner's numbers as names; None when `verdict` (the value's, from `diagnose`) stands,
+    or when nothing here applies (a fact, an answer without a recipe)."""
+    spec, recipe = q.spec, answer.recipe
+    if spec is None or q.part is None or recipe is None or q.kind not in NUMERIC:
         return None
-    spec = q.spec
-    assert spec is not None
-    if not found:
+    if type(answer.value) not in (int, float):
+        return None
+    shown = format_value(answer.value)  # type: ignore[arg-type]
+    judged = judge_formula(q, recipe, free_parts(spec, q.name, recipe), readable_names(q, answers))
+    if judged.kind in CHEATS:
+        return cheat_verdict(q, shown, judged)
+    if judged.is_chain:
+        if verdict.passed and judged.reading:
+            return Verdict(
+                True,
+                f"✓ {q.label} = {shown}, read with your numbers as names: {judged.reading}, "
+                "which is the chain. Write the names themselves next time, so it holds for "
+                "any numbers.",
+                verdict.reason,
+            )
+        return None
+    found = points(q, answer) or []
+    if judged.ambiguous:
+        if not verdict.passed:
+            return None
         return Verdict(
             False,
-            f"✗ {q.label}: your formula could not be checked at other numbers (no fresh draw "
-            "kept every branch of the chain); ask your teacher.",
-            "unverified",
+            f"✗ {q.label} = {shown} is written with numbers, and read as names none of the "
+            f"ways is the chain ({'; '.join(judged.ambiguous)}). Write the names, so the "
+            "check can read your arithmetic.",
+            "no_arithmetic",
         )
-    if is_bare_number(spec, answer, found) and not fixed_by_branches(found, float(q.value)):
-        return bare_number_verdict(q, format_value(answer.value), passed_here)  # type: ignore[arg-type]
-    if not passed_here:
+    if is_bare_number(spec, answer, found):
+        return bare_number_verdict(q, answer, verdict)
+    if not verdict.passed:
         return None
+    if judged.kind == "undecided":
+        return Verdict(
+            False,
+            f"✗ {q.label} = {shown}: it cannot be decided whether your formula is the chain "
+            f"({judged.detail}), so it earns no points. Write it with + - * / ** and the "
+            "names, as the lesson does.",
+            "undecided",
+        )
     wrong = next((p for p in found if not p.agrees), None)
     if wrong is not None:
         return only_here_verdict(q, answer, written, answers, wrong)
-    if all(p.exact for p in found) or not differs_symbolically(q, written, answers, found):
-        return None
     return hidden_by_size_verdict(q, answer, written, answers)
 
 
-def differs_symbolically(
-    q: Quantity,
-    written: Mapping[str, HandAnswer],
-    answers: Mapping[str, object],
-    found: list[Point],
-) -> bool:
-    """True when SymPy shows that a formula agreeing with the chain only within the
-    tolerance is another formula: it differs by more than a rounded constant factor (a
-    `+ 1` kept inside 3·(4·c·x³ + 1), hidden by large numbers). The earlier answers it uses
-    are symbols, as they are free at the draws. False when it is the chain up to a rounded
-    factor (0.333 for 1/3), or cannot be read symbolically: then the numbers stand."""
-    import sympy
+CHEAT_WORDS: Final = {
+    "numerical_derivative": (
+        "A numerical derivative earns no points, even where it comes out exact: write the "
+        "derivative the chain rule gives, with the names."
+    ),
+    "lookup": "It earns no points: write one formula that holds for any numbers.",
+    "branch": "It earns no points: write the chain's formula for your branch.",
+    "rounded_formula": "It earns no points as it is.",
+}
+"""What to do instead, after what the answer does (`exact.Judgement.detail`)."""
 
-    from autograder.diagnosis.formula_pair import Formulas, gap_to_spec
 
-    try:
-        world = Formulas(q, written, answers)
-        world.givens = (*world.givens, *sorted(found[0].pinned))
-        gap, right = gap_to_spec(world, world.expr, world.learner_defs)
-        if gap == 0:
-            return False
-        if right == 0:
-            return True
-        ratio = sympy.cancel(sympy.together(gap / right))
-        return bool(ratio.free_symbols) or abs(float(ratio)) > REL_TOL
-    except Exception:  # noqa: BLE001  (unreadable, or whatever a hostile cell makes SymPy raise)
-        return False
+def cheat_verdict(q: Quantity, shown: str, judged: Judgement) -> Verdict:
+    """The verdict on an answer that is not a derivation whatever its value."""
+    return Verdict(
+        False,
+        f"✗ {q.label} = {shown}: {judged.detail}.\n  {CHEAT_WORDS[judged.kind]}",
+        judged.kind,
+    )
 
 
 def hidden_by_size_verdict(

@@ -29,7 +29,7 @@ from autograder.core.verdict import matches
 if TYPE_CHECKING:
     from autograder.core.quantities import Quantity
     from autograder.core.spec import ExerciseSpec
-    from autograder.diagnosis.byhand import HandAnswer
+    from autograder.diagnosis.byhand import HandAnswer, Recipe
 
 NUMERIC: Final = ("forward", "local_slope", "gradient")
 FRESH_DRAWS: Final = 3
@@ -140,6 +140,15 @@ def upstream_parts(spec: ExerciseSpec, name: str) -> set[str]:
     return found
 
 
+def free_parts(spec: ExerciseSpec, name: str, recipe: Recipe) -> list[str]:
+    """The earlier answers the formula for part `name` uses upstream in the chain: each is
+    free (a value of its own at each draw; a symbol when judged exactly)."""
+    from autograder.diagnosis.byhand import used_names
+
+    numeric = [p.name for p in spec.parts if p.kind in NUMERIC and p.name != name]
+    return sorted(used_names(recipe, numeric) & set(numeric) & upstream_parts(spec, name))
+
+
 def recompute(
     spec: ExerciseSpec, values: Mapping[str, Any], overrides: Mapping[str, float]
 ) -> dict[str, Any]:
@@ -181,14 +190,14 @@ class Point:
 def points(q: Quantity, answer: HandAnswer) -> list[Point] | None:
     """The learner's formula for `q` and the chain at each fresh draw; None when the part
     is not a numeric formula or the answer has no recipe."""
-    from autograder.diagnosis.byhand import ReplayError, replay, used_names
+    from autograder.diagnosis.byhand import ReplayError, replay
 
     spec, part, recipe = q.spec, q.part, answer.recipe
     if spec is None or part is None or recipe is None or q.kind not in NUMERIC:
         return None
     givens = {n: float(q.values[n]) for n in spec.given_names}  # type: ignore[arg-type]
     numeric = [p.name for p in spec.parts if p.kind in NUMERIC and p.name != part.name]
-    free = sorted(used_names(recipe, numeric) & set(numeric) & upstream_parts(spec, part.name))
+    free = free_parts(spec, part.name, recipe)
     found = []
     for index, draw in enumerate(fresh_draws(spec.name, givens)):
         consistent = draw.chain

@@ -25,7 +25,8 @@ from autograder.specs import exercise_spec, lesson_spec
 HAND_EXAMPLE = "the arithmetic with the given names, as the lesson's `dL_da = 2 * (a - y)`"
 """What "by hand" looks like: names, never the numbers they hold (each learner has their own)."""
 ALLOWED_FORM = (
-    "Write numbers with + - * / ** and ( ), names you assigned that way, or max, min, abs, round."
+    "Write numbers with + - * / ** and ( ), names you assigned that way, or max, min, abs, "
+    "pow and math's functions (math.exp, math.sqrt)."
 )
 
 
@@ -157,7 +158,7 @@ def judge_hand(
         lesson = lesson_structure_verdict(q, float(answer.value), answers or {})  # type: ignore[arg-type]
         if lesson is not None:
             return lesson
-    derived = derivation_verdict(q, answer, written, answers or {}, verdict.passed)
+    derived = derivation_verdict(q, answer, written, answers or {}, verdict)
     return verdict if derived is None else derived
 
 

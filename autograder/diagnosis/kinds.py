@@ -91,6 +91,11 @@ _FORM: Final = {
     "rounded": "rounded too early (the rule: within 0.1%, so write the arithmetic)",
     "no_arithmetic": "a number without its arithmetic",
     "unverified": "a formula that could not be checked at other numbers",
+    "undecided": "a formula that could not be decided as an expression",
+    "numerical_derivative": "a numerical derivative (a difference quotient), not the chain rule",
+    "lookup": "an answer chosen by comparing the numbers (a lookup table)",
+    "branch": "a branch the chain does not take (a condition that is no gate of it)",
+    "rounded_formula": "round() or int() of a formula",
 }
 _UNNAMED: Final = {
     "mismatch": "wrong, no single slip named",

@@ -165,7 +165,8 @@ def test_bare_numbers_get_no_formula_story() -> None:
     number = float(q.value) * givens["w"]
     reason, text = message(exercise, "dL_dw", f"dL_dw = {number!r}")
     assert diagnose(q, number).reason == "given_extra"  # what the number alone would suggest
-    assert reason == "no_arithmetic" and "too many" not in text
+    assert reason == "no_arithmetic" and "too many" in text  # its value's slip, as a guess
+    assert "the cause can only be guessed from the value" in text and "You wrote" not in text
 
 
 def _reading(exercise: str, part: str, lines: str) -> object:

@@ -78,13 +78,21 @@ def test_hand_arithmetic_passes() -> None:
 
 
 def test_a_bare_number_earns_nothing_right_or_wrong() -> None:
-    right = judge(NEURON, "dL_dw", hand("dL_dw = 2 * (5 - 2) * 2"))
+    right = judge(NEURON, "dL_dw", hand("dL_dw = 12"))
     assert (right.passed, right.reason) == (False, "no_arithmetic")
     assert "PyTorch's number, but written as a bare number" in right.message
     assert "max(" not in right.message and "* x" not in right.message  # no formula given away
     wrong = judge(NEURON, "dL_dw", hand("dL_dw = 36.0"))
     assert (wrong.passed, wrong.reason) == (False, "no_arithmetic")
-    assert "but PyTorch gives 12" in wrong.message and "too many" not in wrong.message
+    assert "but PyTorch gives 12" in wrong.message
+    assert "the cause can only be guessed from the value" in wrong.message  # a guess, said so
+
+
+def test_arithmetic_with_the_learners_own_numbers_is_read_as_names() -> None:
+    """2 · (5 − 2) · 2 where a = 5 and x = y = 2: the chain, read with names (issue 45)."""
+    read = judge(NEURON, "dL_dw", hand("dL_dw = 2 * (5 - 2) * 2"))
+    assert (read.passed, read.reason) == (True, "match")
+    assert "read with your numbers as names: dL_dw = 2 * (a - y) * x" in read.message
 
 
 def test_an_answer_computed_with_autograd_scores_zero() -> None:
