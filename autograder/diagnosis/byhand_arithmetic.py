@@ -234,7 +234,7 @@ class Arithmetic:
                 if name is not None and name.startswith("math."):
                     copied.func = ast.Name(name, ast.Load())
                     changed = True
-            constant = self.math_constant(original)
+            constant = self.math_constant(original) if isinstance(original, ast.expr) else None
             if constant is not None and isinstance(copied, ast.Attribute):
                 copied.value = ast.Constant(constant)  # read below as the constant itself
                 changed = True

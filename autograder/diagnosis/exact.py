@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from copy import deepcopy
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal, TypeGuard
 
 from autograder.core.verdict import REL_TOL, format_value
 from autograder.diagnosis.byhand_arithmetic import MATH_CALLS, MATH_FUNCTIONS
@@ -244,7 +244,7 @@ class _Converter:
             name = self.readings[id(node)]
             return -self.literal(name[1:]) if name.startswith("-") else self.literal(name)
         if isinstance(node, ast.Constant):
-            if type(node.value) in (int, float, bool):
+            if isinstance(node.value, int | float):  # bool is an int
                 return Rational.number(fraction_of(node.value))
             raise Refused("undecided", f"`{_shown(node)}` is not a number")
         if isinstance(node, ast.Name):
@@ -490,12 +490,17 @@ def literals(recipe: Recipe, order: Sequence[int]) -> list[tuple[ast.expr, Fract
                 continue
             if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
                 inner = node.operand
-                if isinstance(inner, ast.Constant) and type(inner.value) in (int, float):
+                if isinstance(inner, ast.Constant) and _literal(inner.value):
                     skip.add(id(inner))
                     found.append((node, -fraction_of(inner.value)))
-            elif isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            elif isinstance(node, ast.Constant) and _literal(node.value):
                 found.append((node, fraction_of(node.value)))
     return sorted(found, key=lambda item: _place(item[0]))
+
+
+def _literal(value: object) -> TypeGuard[int | float]:
+    """A number literal (never True or False, which are facts)."""
+    return type(value) in (int, float)
 
 
 def _place(node: ast.expr) -> tuple[int, int]:
@@ -651,7 +656,8 @@ class _Named(ast.NodeTransformer):
             if name.startswith("-"):
                 return ast.UnaryOp(ast.USub(), ast.Name(name[1:], ast.Load()))
             return ast.Name(name, ast.Load())
-        return super().visit(node)
+        visited: ast.AST = super().visit(node)
+        return visited
 
 
 def _verdict_of(world: Expressions, mine: Rational, marks: _Marks) -> Judgement:
