@@ -189,8 +189,8 @@ def derivation_verdict(
         return None
     shown = format_value(answer.value)  # type: ignore[arg-type]
     judged = judge_formula(q, recipe, free_parts(spec, q.name, recipe), readable_names(q, answers))
-    if judged.kind in CHEATS:
-        return cheat_verdict(q, shown, judged)
+    if judged.kind in CHEATS and not (judged.kind == "rounded_formula" and not verdict.passed):
+        return cheat_verdict(q, shown, judged)  # (a value rounded off: `diagnose` says so)
     if judged.is_chain:
         if verdict.passed and judged.reading:
             return Verdict(

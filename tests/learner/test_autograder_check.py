@@ -3,17 +3,14 @@ the code exercises of 05_three_mechanics."""
 
 from __future__ import annotations
 
-import json
 import random
-import sys
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import stall_guard
 import torch
+from ipython_shells import run_in_shells
 
 from autograder.answers.functions import (
     GRAD_OF_INTERMEDIATE,
@@ -334,34 +331,6 @@ def test_check_function_in_a_namespace(run_check: Runner) -> None:
 
 # --- Exercise.check in a real IPython shell -----------------------------------------------
 
-RUNNER = textwrap.dedent(
-    """
-    import contextlib, io, json, sys
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
-
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    results = {}
-    for name, cells in json.load(sys.stdin).items():
-        InteractiveShell.clear_instance()
-        shell = InteractiveShell.instance(config=config)
-        outputs = []
-        for cell in cells:
-            buffer = io.StringIO()
-            with contextlib.redirect_stdout(buffer):
-                result = shell.run_cell(cell, store_history=True)
-            error = result.error_in_exec
-            outputs.append({
-                "ok": result.success,
-                "out": buffer.getvalue(),
-                "error": type(error).__name__ if error is not None else None,
-            })
-        results[name] = outputs
-    print(json.dumps(results))
-    """
-)
-
 SETUP = (
     "import torch\nfrom autograder.learner.check import Exercise\n"
     "ex = Exercise('03_a_neuron_by_hand')"
@@ -426,24 +395,7 @@ SCENARIOS: dict[str, list[str]] = {
 @pytest.fixture(scope="module")
 def ipython(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
     """Every scenario run cell by cell in a fresh real InteractiveShell (one subprocess)."""
-    home = tmp_path_factory.mktemp("ipython")
-    repo = Path(__file__).resolve().parents[2]
-    done = stall_guard.run(
-        [sys.executable, "-c", RUNNER],
-        input=json.dumps(SCENARIOS),
-        capture_output=True,
-        text=True,
-        cwd=repo,
-        env={
-            "IPYTHONDIR": str(home),
-            "HOME": str(home),
-            "PATH": "/usr/bin:/bin",
-            "JUPYTERHUB_USER": TESTER,
-        },
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, list[dict[str, Any]]] = json.loads(done.stdout.splitlines()[-1])
-    return result
+    return run_in_shells(SCENARIOS, tmp_path_factory.mktemp("ipython"), TESTER)
 
 
 @pytest.mark.processes
@@ -498,7 +450,9 @@ def test_ipython_messages(ipython: dict[str, list[dict[str, Any]]]) -> None:
     assert "calls `torch.tensor`" in ipython["tensor"][-1]["out"]
     retry = ipython["fixed_after_retry"]
     assert "A number without its arithmetic" in retry[2]["out"] and not retry[2]["ok"]
-    assert "is missing" not in retry[2]["out"]  # a bare number gets no formula-based story
+    # a bare number gets no formula-based story, only its value's slip, said as a guess
+    assert "the cause can only be guessed from the value" in retry[2]["out"]
+    assert "You wrote" not in retry[2]["out"]
     assert "PyTorch's number, but written as a bare number" in retry[4]["out"]
     assert not retry[4]["ok"]
     assert "run the answer cell again" in ipython["stale"][-1]["out"]
