@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from copy import deepcopy
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -56,8 +56,11 @@ Kind = Literal[
 CHEATS: Final = frozenset({"numerical_derivative", "lookup", "branch", "rounded_formula"})
 """Kinds that earn nothing whatever the value: not a derivation."""
 NUMERIC: Final = ("forward", "local_slope", "gradient")
-MAX_READINGS: Final = 128
-"""Most ways of reading a learner's numbers as names that are tried, of each kind."""
+MAX_READINGS: Final = 256
+"""Most ways of reading a learner's numbers as names that are tried (each costs one
+reading of the formula, about 0.3 ms)."""
+CHAIN_READINGS: Final = 32
+"""Readings that are the chain gathered before the plainest is shown."""
 SMALL_WHOLE: Final = 4
 """A whole number up to this may be a constant of the formula (the 2 of a square), not a
 name; a larger number or a decimal that is one of the learner's is read as that name."""
@@ -574,56 +577,55 @@ def candidates(value: Fraction, named: Mapping[str, float]) -> list[str]:
     """The names (givens, earlier answers) a literal is, as written: 19 for a = 19.0; 5 for
     b = -5 is `-b`; 4.94 is not w = 4.9365 (w is 4.94 only rounded)."""
     digits = _decimals(value)
-    found = []
+    same, opposite = [], []
     for name, held in named.items():
         if not math.isfinite(held) or round(held, digits) != held:
             continue
         exact = Fraction(repr(held))
         if exact == value:
-            found.append(name)
+            same.append(name)
         elif exact == -value and value:
-            found.append(f"-{name}")
-    return found
+            opposite.append(f"-{name}")
+    return same + opposite
 
 
 def _readings(
     nodes: Sequence[tuple[ast.expr, Fraction]], named: Mapping[str, float]
-) -> tuple[list[dict[int, str]], dict[str, list[str]], bool]:
-    """The ways of reading the literals as names: first each number as one name wherever it
-    stands, then (where few enough) each occurrence on its own (2 · (5 − 2) · 2 where x and y
-    are both 2); the literals that could be two names or more; and whether every literal
-    that is no small whole number could be a name."""
-    values = list(dict.fromkeys(v for _, v in nodes))
+) -> tuple[Iterator[dict[int, str]], dict[str, list[str]], bool]:
+    """The ways of reading the literals as names (lazily, the fewest small whole numbers read
+    as names first: 2 · (9 − 11) · 7 keeps its 2); the literals that could be two names or
+    more; and whether every literal that is no small whole number could be a name."""
     options: dict[Fraction, list[str | None]] = {}
     ambiguous: dict[str, list[str]] = {}
     every = True
-    for value in values:
+    for value in dict.fromkeys(v for _, v in nodes):
         names = candidates(value, named)
         small = value.denominator == 1 and abs(value) <= SMALL_WHOLE
         every = every and (bool(names) or small)
         options[value] = [None, *names] if small or not names else list(names)
         if len(names) > 1:
             ambiguous[format_value(float(value))] = names
-    found: list[dict[int, str]] = []
-    if math.prod(len(options[v]) for v in values) <= MAX_READINGS:
-        for choice in itertools.product(*(options[v] for v in values)):
-            by_value = dict(zip(values, choice, strict=True))
-            found.append({id(n): c for n, v in nodes if (c := by_value[v]) is not None})
-    if math.prod(len(options[v]) for _, v in nodes) <= MAX_READINGS:
-        each = [
-            {id(n): c for (n, _), c in zip(nodes, choice, strict=True) if c is not None}
-            for choice in itertools.product(*(options[v] for _, v in nodes))
-        ]
-        place = {id(n): i for i, (n, v) in enumerate(nodes) if None in options[v]}
+    return _each_reading(nodes, options), ambiguous, every
 
-        def named_small(reading: dict[int, str]) -> tuple[int, int]:
-            """Fewest small numbers read as names first; of those, the earliest kept."""
-            small = [place[key] for key in reading if key in place]
-            return len(small), -min(small, default=len(nodes))
 
-        each.sort(key=named_small)
-        found += [reading for reading in each if reading not in found]
-    return [r for r in found if r], ambiguous, every
+def _each_reading(
+    nodes: Sequence[tuple[ast.expr, Fraction]], options: Mapping[Fraction, list[str | None]]
+) -> Iterator[dict[int, str]]:
+    small = [i for i, (_, value) in enumerate(nodes) if None in options[value]]
+    for count in range(len(small) + 1):
+        for chosen in itertools.combinations(reversed(small), count):  # the earliest kept first
+            picks = [
+                [c for c in options[value] if c is not None]
+                if i in chosen
+                else [None]
+                if i in small
+                else options[value]
+                for i, (_, value) in enumerate(nodes)
+            ]
+            for choice in itertools.product(*picks):
+                reading = {id(nodes[i][0]): c for i, c in enumerate(choice) if c is not None}
+                if reading:
+                    yield reading
 
 
 def _as_read(recipe: Recipe, order: Sequence[int], reading: Mapping[int, str]) -> str:
@@ -760,7 +762,8 @@ def judge_formula(
         return judged  # a lone number has no arithmetic to read as names
     nodes = literals(recipe, learner.order)
     readings, ambiguous, every = _readings(nodes, named)
-    for reading in readings:
+    chains: list[dict[int, str]] = []
+    for reading in itertools.islice(readings, MAX_READINGS):
         try:
             mine, marks = learner.formula(reading)
         except Refused as refusal:
@@ -771,7 +774,12 @@ def judge_formula(
         if read.kind in CHEATS:
             return read
         if read.is_chain:
-            return Judgement("chain", reading=_as_read(recipe, learner.order, reading))
+            chains.append(reading)
+            if len(chains) == CHAIN_READINGS:
+                break
+    if chains:  # the plainest to show: fewest names with a minus sign, then fewest names
+        best = min(chains, key=lambda r: (sum(n.startswith("-") for n in r.values()), len(r)))
+        return Judgement("chain", reading=_as_read(recipe, learner.order, best))
     shown = tuple(
         f"{number} could be {' or '.join(f'`{n}`' for n in names)}"
         for number, names in ambiguous.items()
