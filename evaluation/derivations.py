@@ -42,6 +42,9 @@ class Entry:
     write: Callable[[Numbers], str]
     refused: frozenset[str] = frozenset()
     """The reasons a cheat may be refused with (empty: an honest form, credited)."""
+    costs: tuple[str, ...] = ()
+    """Earlier parts the lines themselves spoil (an earlier answer written so it is refused):
+    they lose their points, the entry's part keeps its own."""
 
     @property
     def honest(self) -> bool:
@@ -70,6 +73,12 @@ def _writer(part: str, form: str | Callable[[Numbers], str]) -> Callable[[Number
         return form
     lines = form if "=" in form.replace("==", "") else f"{part} = {form}"
     return lambda _numbers: lines
+
+
+def carried(exercise: str, part: str, lines: str, spoiled: str) -> Entry:
+    """An honest step from an earlier answer that is refused (`spoiled`): the step earns
+    its points all the same, as an examiner carries an error forward."""
+    return Entry(exercise, part, _writer(part, lines), costs=(spoiled,))
 
 
 def cheat(exercise: str, part: str, reasons: str, form: str | Callable[[Numbers], str]) -> Entry:
@@ -125,6 +134,13 @@ HONEST: list[Entry] = [
         lambda v: f"dL_dw = {n(v['dL_dh'])} * {n(v['x'])}",
         lambda v: f"dL_dw = 2 * (a - {n(v['y'])}) * x",
     ),
+    carried(
+        E3,
+        "dL_dw",
+        "import torch\na = torch.relu(torch.tensor(h)).item()\ndL_dw = 2.0 * (a - y) * x",
+        "a",
+    ),
+    carried(E3, "dL_dw", "dL_dh = None\ndL_dw = dL_dh * x", "dL_dh"),
     *honest(
         E3,
         "dL_db",

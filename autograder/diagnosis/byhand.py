@@ -69,7 +69,8 @@ _KEYWORDS: Final = {
     "AsyncWith": "async with",
     "TryStar": "try",
 }
-Outcome = tuple[Status, Number | None, str]
+Outcome = tuple[Status, Number | None, str, str]
+"""(status, number, detail, the name that blocked it: see `HandAnswer.blocked_by`)."""
 Source = ast.expr | str | None
 """How a name got its number: the expression, the given's name, or None (no number)."""
 
@@ -100,7 +101,12 @@ class HandAnswer:
     status: Status
     detail: str
     recipe: Recipe | None = field(default=None, compare=False, repr=False)
-    """For a number: how the cells computed it (None for answers made by hand in tests)."""
+    """For a number: how the cells computed it (None for answers made by hand in tests);
+    for an answer blocked by another name (`blocked_by`), how it would have."""
+    blocked_by: str = field(default="", compare=False)
+    """The earlier name whose answer is not a number, when that alone keeps this one from
+    being read (`dL_dw = 2 * (a - y) * x` where `a` was refused): the judge can then take
+    this step on its own (`judge.carried_forward`)."""
 
 
 class ReplayError(Exception):
@@ -348,6 +354,7 @@ class _Reader:
         value: Number | None,
         detail: str,
         source: Source = None,
+        blocked_by: str = "",
     ) -> None:
         recipe = None
         self.imports.pop(name, None)
@@ -359,8 +366,15 @@ class _Reader:
         else:
             self.numbers.pop(name, None)
             shown = None
-            self.steps.append(Step(name, None))
-        self.answers[name] = HandAnswer(name, shown, status, short(detail), recipe)
+            if blocked_by:
+                root = self.answers.get(blocked_by)
+                blocked_by = root.blocked_by if root is not None and root.blocked_by else blocked_by
+            kept = blocked_by and isinstance(source, ast.expr)
+            self.steps.append(Step(name, source if kept else None))
+            if kept:
+                recipe = Recipe(self.steps, len(self.steps))
+        answer = HandAnswer(name, shown, status, short(detail), recipe, blocked_by)
+        self.answers[name] = answer
 
     def read_cell(self, source: str) -> None:
         items = cell_items(source, self.cost)
@@ -472,10 +486,10 @@ class _Reader:
                 if id(part) not in outcomes:
                     outcomes[id(part)] = self.outcome(part)
                 bindings.append((name, outcomes[id(part)], part))
-        for name, (status, number, detail), part in bindings:
+        for name, (status, number, detail, blocked_by), part in bindings:
             if status == "number" and part is not None:
                 part = self.arithmetic.canonical(part)
-            self.bind(name, status, number, detail, part)
+            self.bind(name, status, number, detail, part, blocked_by)
         for node in walk(value, self.cost):  # names bound by := inside the right-hand side
             if isinstance(node, ast.NamedExpr):
                 self.bind(node.target.id, "not_arithmetic", None, "assigned with `:=`")
@@ -507,10 +521,11 @@ class _Reader:
     def outcome(self, value: ast.expr | None) -> Outcome:
         """(status, number, detail) for one name's right-hand side."""
         if value is None:
-            return "not_arithmetic", None, "unpacked from something that is not a tuple of numbers"
+            detail = "unpacked from something that is not a tuple of numbers"
+            return "not_arithmetic", None, detail, ""
         try:
             number = self.arithmetic.evaluate(value)
         except Unreadable as refusal:
-            return refusal.status, None, refusal.detail
+            return refusal.status, None, refusal.detail, refusal.blocked_by
         source = ast.unparse(value)  # small: evaluate() capped its size
-        return "number", number, short(source, 80)
+        return "number", number, short(source, 80), ""

@@ -96,14 +96,16 @@ def short(text: str, limit: int = MAX_DETAIL) -> str:
 class Unreadable(Exception):
     """Raised while evaluating: the expression is not a hand answer."""
 
-    def __init__(self, status: Status, detail: str) -> None:
+    def __init__(self, status: Status, detail: str, blocked_by: str = "") -> None:
         super().__init__(detail)
         self.status: Status = status
         self.detail = short(detail)
+        self.blocked_by = blocked_by
+        """The name whose own answer is not a number, when that is the only reason."""
 
 
-def refuse(status: Status, detail: str) -> NoReturn:
-    raise Unreadable(status, detail)
+def refuse(status: Status, detail: str, blocked_by: str = "") -> NoReturn:
+    raise Unreadable(status, detail, blocked_by)
 
 
 def walk(node: ast.AST, cost: ReadingCost, limit: int | None = None) -> Iterator[ast.AST]:
@@ -336,10 +338,11 @@ class Arithmetic:
             refuse("not_arithmetic", f"uses `{shown}`, which no earlier cell assigns a number")
         status, detail = known
         if status == "unanswered":
-            refuse("unanswered", f"uses `{shown}`, which is not answered yet")
+            refuse("unanswered", f"uses `{shown}`, which is not answered yet", name)
         if status == "error":
-            refuse("error", f"uses `{shown}`, which could not be read ({short(detail, 80)})")
-        refuse("not_arithmetic", f"uses `{shown}`, which is not a number written by hand")
+            why = f"uses `{shown}`, which could not be read ({short(detail, 80)})"
+            refuse("error", why, name)
+        refuse("not_arithmetic", f"uses `{shown}`, which is not a number written by hand", name)
 
     def compare(self, node: ast.Compare, depth: int) -> bool:
         left = self.value(node.left, depth)

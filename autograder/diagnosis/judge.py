@@ -9,6 +9,7 @@ learner's `Value` built on random JSON graphs the grader drew). A new kind adds 
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -162,6 +163,41 @@ def judge_hand(
     return verdict if derived is None else derived
 
 
+def carried_forward(
+    q: Quantity, answer: HandAnswer, answers: Mapping[str, object]
+) -> tuple[HandAnswer, str] | None:
+    """An answer blocked only by an earlier part that is not a number (refused, not
+    answered), read as its own step: its recipe computed again with PyTorch's value of that
+    part (and the learner's own of every other), as an examiner carries an error forward;
+    with the part to fix. None when that does not apply."""
+    from autograder.diagnosis.byhand import ReplayError, replay
+    from autograder.diagnosis.fresh_points import NUMERIC
+
+    spec, blocked = q.spec, answer.blocked_by
+    if spec is None or not blocked or answer.recipe is None or answer.status == "number":
+        return None
+    numeric = [p.name for p in spec.parts if p.kind in NUMERIC]
+    if blocked not in numeric or q.name not in numeric:
+        return None
+    if numeric.index(blocked) >= numeric.index(q.name):
+        return None
+    givens = {n: float(q.values[n]) for n in (*spec.given_names, *spec.constants)}  # type: ignore[arg-type]
+    pinned = {
+        n: float(mine) if type(mine := answers.get(n)) in (int, float) else float(q.values[n])  # type: ignore[arg-type]
+        for n in numeric
+        if n != q.name
+    }
+    try:
+        value = float(replay(answer.recipe, givens, pinned))
+    except (ReplayError, ZeroDivisionError, OverflowError, ValueError, TypeError):
+        return None
+    step = answer.recipe.steps[answer.recipe.length - 1].source
+    detail = ast.unparse(step) if isinstance(step, ast.expr) else answer.detail
+    carried = HandAnswer(q.name, value, "number", detail[:80], answer.recipe)
+    earlier = spec.part(blocked)
+    return carried, f"Part {spec.letter(blocked)} ({earlier.label}), `{blocked}`"
+
+
 class HandNumber:
     """A number (or fact) written by hand: read from the cell source, judged by `diagnose`."""
 
@@ -170,6 +206,18 @@ class HandNumber:
         name = part.name
         runtime = context.runtime.get(name, MISSING)
         answer = context.hand.get(name) if context.hand is not None else None
+        if answer is not None and context.hand is not None:
+            carried = carried_forward(q, answer, context.answers())
+            if carried is not None:
+                step, fix = carried
+                written = {**context.hand, name: step}
+                verdict = judge_hand(q, step, MISSING, context.answers(), written)
+                note = (
+                    f"\n  (Judged as a step from PyTorch's value of {fix}: yours is not a number "
+                    "the check can read. Fix that part; this one's step "
+                    f"{'is right' if verdict.passed else 'is judged as it stands'}.)"
+                )
+                return Verdict(verdict.passed, verdict.message + note, verdict.reason)
         if context.hand is not None and answer is None and runtime is not MISSING:
             detail = f"not assigned by a `{name} = ...` line of a cell"
             answer = HandAnswer(name, None, "not_arithmetic", detail)
