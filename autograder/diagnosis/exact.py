@@ -153,6 +153,9 @@ class Expressions:
         self._active: set[str] = set()
         self.gates: list[Rational] = [Rational.symbol(n) for n in sorted(self.point)]
         self.spec_marks = _Marks()
+        self.spec_shifts: list[tuple[Rational, Fraction]] = []
+        """Where the spec's own formulas add a constant to something (c·y + 1): a learner
+        writing the same is not evaluating at a shifted point."""
         for name in self.spec_defs:  # every named value, and what each max compares, is a gate
             self.gates.append(self.spec_value(name))
         self.right = self.spec_value(part)
@@ -310,12 +313,14 @@ class _Converter:
         return Rational.symbol(f"pow[{base.key()}]^{k}")
 
     def note_shift(self, left: Rational, right: Rational, sign: int) -> None:
-        """A given (or a gate) moved by a constant: a shifted point, if not the spec's own."""
-        if self.spec_side:
-            return
+        """A given (or a gate) moved by a constant: a shifted point, unless the spec's own
+        formulas move it so (`Expressions.spec_shifts`)."""
         for moved, by, factor in ((left, right, sign), (right, left, 1)):
             step = by.constant()
             if step is None or step == 0 or moved.constant() is not None:
+                continue
+            if self.spec_side:
+                self.world.spec_shifts.append((moved, step * factor))
                 continue
             for index, gate in enumerate(self.world.gates):
                 k = moved.ratio(gate)
@@ -704,9 +709,17 @@ def numerical_derivative(world: Expressions, marks: _Marks) -> str:
             else "a value of the chain"
         )
 
+    def the_specs(index: int, step: Fraction) -> bool:
+        for moved, by in world.spec_shifts:
+            ratio = moved.ratio(world.gates[index])
+            if ratio and by / ratio == step:
+                return True
+        return False
+
     by_base: dict[int, set[Fraction]] = {}
     for index, step in marks.shifts:
-        by_base.setdefault(index, {Fraction(0)}).add(step)
+        if not the_specs(index, step):
+            by_base.setdefault(index, {Fraction(0)}).add(step)
     for index, steps in by_base.items():
         sizes = {abs(a - b) for a in steps for b in steps if a != b}
         for divisor in marks.divisors:
