@@ -319,7 +319,7 @@ def spec_for(structure: Structure) -> ExerciseSpec:
             ),
             Part(
                 "grad_detached",
-                "u.grad for f = u * sq.detach()",
+                f"u.grad for f = {model.other[0]} * sq.detach()",
                 "gradient",
                 "Detaching sq cuts the path through it: only the direct path's share arrives.",
                 "what arrives in u.grad when the path through sq is cut",

@@ -175,7 +175,7 @@ def spec_for(structure: Structure) -> ExerciseSpec:
         parts=(
             Part(
                 "cubic_value",
-                "x³ − 2x at x_cubic",
+                f"{closing.poly_words} at x_cubic",
                 "forward",
                 f"Your problem: {closing.words}; y at x = x_cubic.",
                 "your polynomial at x = x_cubic",
@@ -185,7 +185,7 @@ def spec_for(structure: Structure) -> ExerciseSpec:
             ),
             Part(
                 "cubic_slope",
-                "d(x³ − 2x)/dx at x_cubic",
+                f"d({closing.poly_words})/dx at x_cubic",
                 "gradient",
                 f"Differentiate {closing.poly_words} term by term, then put in x = x_cubic.",
                 "differentiate term by term, then put in x_cubic",

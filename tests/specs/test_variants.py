@@ -24,9 +24,11 @@ from autograder.specs import (
     exercise_spec,
     learner_givens,
     learner_problem,
+    lesson_spec,
     practice_problem,
     problem_words,
 )
+from autograder.specs.ex07_try_it import Closing
 from evaluation.public_solutions import formula_points, own_sources, solution_sources
 
 CLASS = Site("variants-test-class", "a test secret")
@@ -296,3 +298,18 @@ def test_practice_in_a_class_draws_a_structure_too(
     assert drawn == {f"{exercise}[{s.tag}]" for s in SPECS[exercise].variants}
     learner.practise(False)
     assert learner.problem == own
+
+
+def test_a_parts_label_is_about_the_learners_own_structure() -> None:
+    """The label the check and the feedback print for a part ("✓ d(x³ + 3x)/dx at
+    x_cubic") names the learner's own structure, never the lesson's other one (issue 45)."""
+    for problem in PROBLEMS:
+        spec, lesson = exercise_spec(problem), lesson_spec(problem)
+        structure = spec.structure
+        if problem.startswith("07_try_it"):
+            assert isinstance(structure, Closing)
+            assert structure.poly_words in spec.part("cubic_slope").label, problem
+            assert structure.poly_words in spec.part("cubic_value").label, problem
+        if problem.startswith("06_one_backward") and getattr(structure, "factor", 1) != 1:
+            label = spec.part("grad_detached").label
+            assert label != lesson.part("grad_detached").label, problem
