@@ -144,12 +144,15 @@ class Exercise:
             self.name, self.givens, self._about["given_names"], names, whose, problem
         )
 
-    def practise(self, on: bool = True) -> None:
-        """Fresh random numbers to practise with (not graded); `practise(False)` to go back."""
+    def practise(self, on: bool = True, new_structure: bool = False) -> None:
+        """Fresh random numbers to practise with (not graded), on your own problem;
+        `new_structure=True` practises another structure too. `practise(False)` to go back
+        to your own numbers."""
         if os.environ.get("NBGRADER_EXECUTION") == "autograde":
             print("Practice numbers are off while the notebook is graded.")
             return
-        self._practice = ask("practice", {"exercise": self.name}) if on else None
+        request = {"exercise": self.name, "new_structure": new_structure}
+        self._practice = ask("practice", request) if on else None
         if on:
             print(given_line("practice", PRACTICE_SOURCE, self.givens))
             if self._practice is not None and self._practice.get("words"):

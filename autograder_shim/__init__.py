@@ -78,7 +78,7 @@ class Exercise:
         found = tuple(values.values())
         return found[0] if len(found) == 1 else found
 
-    def practise(self, on: bool = True) -> None:
+    def practise(self, on: bool = True, new_structure: bool = False) -> None:
         """Practice numbers are off while grading, as in the real package."""
         print("Practice numbers are off while the notebook is graded.")
 

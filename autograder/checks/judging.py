@@ -10,7 +10,8 @@ answer is computed from the request alone.
 Requests (JSON objects) and answers, by action:
 - `exercise` {exercise}: the learner's numbers, their problem in words, and what the
   exercise grades (names only);
-- `practice` {exercise}: fresh numbers (and, in a class, a fresh structure), sealed;
+- `practice` {exercise, new_structure?}: fresh numbers for the learner's own structure (or,
+  with new_structure, another one drawn at random), sealed;
 - `check` {exercise, names, cells, values, practice?}: verdicts on hand answers;
 - `cases` {exercise, function, seed?} then `function` {..., cases, seal, results | raised};
 - `graphs` {exercise, part, seed?} then `class` {..., graphs, seal, results}.
@@ -42,8 +43,8 @@ from autograder.specs import (
     function_tasks,
     learner_givens,
     learner_problem,
-    practice_givens,
-    practice_problem,
+    practice,
+    practice_words,
     problem_words,
 )
 
@@ -160,12 +161,12 @@ class Judging:
 
     def practice(self, user: str, request: Mapping[str, Any]) -> dict[str, Any]:
         exercise = self._exercise(request)
-        givens = practice_givens(exercise)
-        problem = practice_problem(exercise, self.site.learner_key(user) is not None, givens)
+        own = learner_problem(exercise, user, self.site)
+        problem, givens = practice(exercise, own, request.get("new_structure") is True)
         return {
             "givens": givens,
             "problem": problem,
-            "words": problem_words(problem),
+            "words": practice_words(problem, own),
             "seal": self.seal(user, exercise, "practice", [problem, givens]),
         }
 

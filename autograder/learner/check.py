@@ -46,9 +46,8 @@ from autograder.specs import (
     function_tasks,
     learner_givens,
     learner_problem,
-    practice_givens,
-    practice_problem,
-    problem_words,
+    practice,
+    practice_words,
 )
 
 __all__ = ["AnswerMismatch", "Exercise", "judge_hand_answer"]
@@ -109,23 +108,25 @@ class Exercise:
         """The given values `names` (one float, or a tuple in order); prints whose they are,
         and the learner's problem where the exercise's structure varies."""
         whose = None if self._practice is not None else (self.learner, self.source)
-        problem = problem_words(self.problem)
+        own = learner_problem(self.name, self.learner, self.site, self.key)
+        problem = practice_words(self.problem, own)
         return pick_givens(self.name, self.givens, self.spec.given_names, names, whose, problem)
 
-    def practise(self, on: bool = True) -> None:
-        """Fresh random numbers to practise with (not graded); `practise(False)` to go back."""
+    def practise(self, on: bool = True, new_structure: bool = False) -> None:
+        """Fresh random numbers to practise with (not graded), on your own problem; in a
+        class, `new_structure=True` practises another structure too. `practise(False)` to go
+        back to your own numbers."""
         if grading():
             print("Practice numbers are off while the notebook is graded.")
             return
-        self._practice = practice_givens(self.name) if on else None
-        in_class = (self.key or self.site.learner_key(self.learner)) is not None
-        practice = self._practice
-        self._practice_problem = (
-            None if practice is None else practice_problem(self.name, in_class, practice)
-        )
+        own = learner_problem(self.name, self.learner, self.site, self.key)
+        if on:
+            self._practice_problem, self._practice = practice(self.name, own, new_structure)
+        else:
+            self._practice_problem, self._practice = None, None
         if on:
             print(given_line("practice", PRACTICE_SOURCE, self.givens))
-            words = problem_words(self.problem)
+            words = practice_words(self.problem, own)
             if words:
                 print(words)
             print("Run the Given cell again, then your answers and their checks.")

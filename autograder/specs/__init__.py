@@ -13,6 +13,7 @@ import importlib
 import pkgutil
 import random
 from collections.abc import Mapping
+from typing import Final
 
 from autograder.core.givens import PUBLIC, Site, draw, seed
 from autograder.core.spec import ExerciseSpec, Structure
@@ -49,11 +50,6 @@ def learner_givens(
     """The learner's given values for `exercise` in installation `site` (or from the
     learner's `key`), by name (pure, deterministic, fast)."""
     return dict(_learner_givens(exercise, learner, site, key))
-
-
-def practice_givens(exercise: str) -> dict[str, float]:
-    """Fresh numbers to practise with: drawn at random, outside the graded record."""
-    return draw(exercise_spec(exercise), random.Random())
 
 
 def exercise_spec(exercise: str) -> ExerciseSpec:
@@ -109,14 +105,37 @@ def learner_problem(
     return f"{exercise}[{chosen.tag}]"
 
 
-def practice_problem(exercise: str, in_class: bool, givens: Mapping[str, float]) -> str:
-    """A problem to practise on with the practice numbers `givens`: in a class
-    (`in_class`), a structure drawn at random too, among those the numbers fit; in
-    self-study, the lesson's."""
-    variants = exercise_spec(exercise).variants
-    if not in_class or not variants:
-        return exercise
-    return f"{exercise}[{random.Random().choice(_admitted(exercise, givens)).tag}]"
+MAX_PRACTICE_DRAWS: Final = 1000
+
+
+def practice(exercise: str, own: str, new_structure: bool = False) -> tuple[str, dict[str, float]]:
+    """(the problem, fresh numbers) to practise on, outside the graded record: the learner's
+    own problem `own` with fresh numbers it fits; with `new_structure` (in a class, where the
+    exercise varies), another structure drawn at random among those the numbers fit."""
+    rng = random.Random()
+    spec = exercise_spec(exercise)
+    if new_structure and spec.variants and own != exercise:
+        givens = draw(spec, rng)
+        admitted = [f"{exercise}[{s.tag}]" for s in _admitted(exercise, givens)]
+        return rng.choice([p for p in admitted if p != own] or admitted), givens
+    fits = [test for _, test in exercise_spec(own).constraints]
+    for _ in range(MAX_PRACTICE_DRAWS):
+        givens = draw(spec, rng)
+        if all(test(givens) for test in fits):
+            return own, givens
+    raise RuntimeError(f"{own}: no practice numbers fit it in {MAX_PRACTICE_DRAWS} draws")
+
+
+def practice_words(problem: str, own: str) -> str:
+    """What the practice numbers' Given cell says of the problem: the learner's own, or,
+    when practising another structure, that it is not theirs."""
+    words = problem_words(problem)
+    if problem == own or not words:
+        return words
+    return (
+        f"{words} Practice on another structure than yours: every message is about this one; "
+        "practise() goes back to yours with fresh numbers, practise(False) to your own numbers."
+    )
 
 
 def problem_words(problem: str) -> str:

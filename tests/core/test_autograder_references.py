@@ -18,7 +18,7 @@ from autograder.core.engine import compute
 from autograder.core.spec import ExerciseSpec, Part, upstream
 from autograder.core.tape import SpecError, Tape
 from autograder.diagnosis.references import EXERCISES, reference_quantities
-from autograder.specs import SPECS, exercise_spec, learner_givens, practice_givens
+from autograder.specs import SPECS, exercise_spec, learner_givens, practice
 
 LEARNERS = [f"learner-{i}" for i in range(200)]
 REPO = Path(__file__).resolve().parents[2]
@@ -108,7 +108,7 @@ def test_learners_get_different_numbers_and_the_same_ones_every_time(exercise: s
 
 def test_practice_numbers_follow_the_rules_too() -> None:
     for exercise, spec in SPECS.items():
-        g = practice_givens(exercise)
+        g = practice(exercise, exercise)[1]
         assert all(test(g) for _, test in spec.constraints)
 
 
