@@ -139,6 +139,13 @@ class Catalogue:
         self.derivative = part.kind in DERIVATIVES
         before = spec.part_names[: spec.part_names.index(part.name)]
         self.earlier = [n for n in world.spec_order if n in before or n not in spec.part_names]
+        self.fixed_slopes = [
+            n
+            for n in self.earlier
+            if n in spec.part_names and spec.part(n).kind == "local_slope" and not self._varies(n)
+        ]
+        """Earlier local slopes the branches fix (dh/db = 1): no name to swap in for a given,
+        but the slope a learner meant when they wrote another slope's name (dh_dw)."""
         self.earlier = [n for n in self.earlier if n != part.name and self._varies(n)]
         self.factors = self._factors()
         self.relu = any(
@@ -476,6 +483,11 @@ class Catalogue:
         targets = [g for g in spec.given_names if g != mine] + [
             n for n in self.earlier if n != mine
         ]
+        if mine in spec.part_names and spec.part(mine).kind == "local_slope":
+            node_of = spec.part(mine).of[:1]  # a slope of the same node: dh/db for dh/dw
+            targets += [
+                n for n in self.fixed_slopes if n != mine and spec.part(n).of[:1] == node_of
+            ]
         for other in targets:
             if other == line:
                 continue

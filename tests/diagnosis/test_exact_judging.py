@@ -119,3 +119,16 @@ def test_the_live_check_credits_every_honest_form_and_no_cheat(
         last = checked[str(index)][-1]
         credited = last["ok"] and any(line.startswith("✓") for line in last["out"].splitlines())
         assert credited is entry.honest, (entry.lines("tester"), last)
+
+
+def test_the_slope_of_the_wrong_parameter_is_named_so() -> None:
+    """03's `dL_db = dL_dh * dh_dw` is dh/dw where dh/db belongs, for the lesson's neuron and
+    for class learners (issue 45: it was "the division by x is missing")."""
+    from evaluation.copied_numbers import CLASS
+
+    lines = "dL_db = dL_dh * dh_dw"
+    for learner in LEARNERS:
+        for site in (None, CLASS):
+            reason, message = judge_entry(E3, "dL_db", lines, learner, site)
+            assert reason == "wrong_quantity", (learner, message)
+            assert "you used `dh_dw` where `dh_db`, dh/db, belongs" in message
