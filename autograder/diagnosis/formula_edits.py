@@ -267,6 +267,15 @@ class Catalogue:
                     1,
                 )
             if isinstance(op, ast.Mult):
+                for kept, given in ((left, right), (right, left)):
+                    if self._given(given):
+                        yield _Try(
+                            ast.BinOp(kept, ast.Div(), given),
+                            "times_for_divide",
+                            f"{here} multiplies by `{src(given)}` where it divides",
+                            1,
+                        )
+            if isinstance(op, ast.Mult):
                 for base, two in ((left, right), (right, left)):
                     if isinstance(two, ast.Constant) and two.value == 2:
                         yield _Try(

@@ -43,6 +43,7 @@ _CONCEPT: Final = {
     "sum_for_product": "local slopes added where they multiply",
     "product_for_sum": "two paths' shares multiplied where they add",
     "divided": "divided where it multiplies",
+    "times_for_divide": "multiplied where it divides",
     "term_missing": "a term of the formula left out",
     "extra_term": "a term that does not belong",
     "constant_kept": "a constant kept in a derivative (its slope is 0)",

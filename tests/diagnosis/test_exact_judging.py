@@ -132,3 +132,26 @@ def test_the_slope_of_the_wrong_parameter_is_named_so() -> None:
             reason, message = judge_entry(E3, "dL_db", lines, learner, site)
             assert reason == "wrong_quantity", (learner, message)
             assert "you used `dh_dw` where `dh_db`, dh/db, belongs" in message
+
+
+def test_times_c_where_the_learners_z_divides_by_c_is_named() -> None:
+    """08 for a class learner whose z = x⁴/c + 1: `... * c` is a multiplication where their
+    structure divides (issue 45: it got only the generic line)."""
+    from autograder.specs import exercise_spec, learner_problem
+    from evaluation.copied_numbers import CLASS
+
+    exercise, part = "08_when_backward_complains", "grad_after_three_passes"
+    over = [
+        learner
+        for learner in (f"learner-{i}" for i in range(400))
+        if getattr(
+            exercise_spec(learner_problem(exercise, learner, CLASS)).structure, "over", False
+        )
+        and exercise_spec(learner_problem(exercise, learner, CLASS)).structure.power == 4  # type: ignore[union-attr]
+    ][:3]
+    assert over
+    for learner in over:
+        lines = f"{part} = 3 * 4 * x**3 * c"
+        reason, message = judge_entry(exercise, part, lines, learner, CLASS)
+        assert reason == "times_for_divide", message
+        assert "multiplies by `c` where it divides" in message
