@@ -150,6 +150,7 @@ def wrong_parts(student: Student, name: str) -> set[str]:
     slips = student.slips.get(name, {})
     code = answers_of(student, name)
     assigned_by = {n: part for part, source in code.items() for n in _assigned(source)}
+    carried = _carried_forward(student, name, code)
     wrong: set[str] = set()
     for part in spec.part_names:  # in order: earlier parts are decided first
         if part in slips:
@@ -159,6 +160,8 @@ def wrong_parts(student: Student, name: str) -> set[str]:
         if spec.part(part).kind == "class":  # every class part builds with the same class
             sources |= {p.name for p in spec.parts if p.kind == "class" and p.name != part}
         for source in sources & wrong:
+            if part in carried:
+                continue
             if part not in student.slips.get(name, {}).get(source, Slip("", "")).unaffected:
                 wrong.add(part)
     if student.copied_from or name in student.literal:
@@ -178,6 +181,22 @@ def wrong_parts(student: Student, name: str) -> set[str]:
             elif not matches(float(q.value), float(theirs[part].value)):
                 wrong.add(part)
     return wrong
+
+
+def _carried_forward(student: Student, name: str, code: dict[str, str]) -> set[str]:
+    """The parts judged as their own step because an earlier part they use is refused or
+    unanswered, not a wrong number (`judge.carried_forward`): a slip there costs only its
+    own part."""
+    spec = SPECS[name]
+    givens = learner_givens(name, student.name)
+    cells = [given_source(spec), *(code[p] for p in spec.part_names if p in code)]
+    answers = read_hand_answers(cells, givens)
+    numeric = [p.name for p in spec.parts if p.kind in NUMERIC_KINDS]
+    return {
+        part
+        for part, answer in answers.items()
+        if part in numeric and answer.blocked_by in numeric and answer.recipe is not None
+    }
 
 
 def check_slips_are_wrong(student: Student, name: str) -> None:
