@@ -188,7 +188,8 @@ def derivation_verdict(
     if type(answer.value) not in (int, float):
         return None
     shown = format_value(answer.value)  # type: ignore[arg-type]
-    judged = judge_formula(q, recipe, free_parts(spec, q.name, recipe), readable_names(q, answers))
+    free, named = free_parts(spec, q.name, recipe), readable_names(q, answers)
+    judged = judge_formula(q, recipe, free, named, verdict.passed)
     if judged.kind in CHEATS and not (judged.kind == "rounded_formula" and not verdict.passed):
         return cheat_verdict(q, shown, judged)  # (a value rounded off: `diagnose` says so)
     if judged.is_chain:

@@ -752,10 +752,13 @@ def judge_formula(
     recipe: Recipe,
     free: Sequence[str],
     named: Mapping[str, float],
+    read_numbers: bool = True,
 ) -> Judgement:
     """What the learner's formula for `q` (its `recipe`) is against the chain. `free`: the
     earlier answers it uses upstream in the chain (symbols on both sides); `named`: the
-    values a literal could stand for (the learner's givens and earlier answers)."""
+    values a literal could stand for (the learner's givens and earlier answers), read as
+    those names when `read_numbers` (pointless where the value is wrong: a reading keeps
+    the value)."""
     spec = q.spec
     assert spec is not None and q.part is not None
     try:
@@ -773,6 +776,8 @@ def judge_formula(
         own = own.operand
     if judged.kind in CHEATS or judged.is_chain or isinstance(own, ast.Constant):
         return judged  # a lone number has no arithmetic to read as names
+    if not read_numbers:
+        return judged
     nodes = literals(recipe, learner.order)
     readings, ambiguous, every = _readings(nodes, named)
     chains: list[dict[int, str]] = []
