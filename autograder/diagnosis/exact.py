@@ -518,14 +518,13 @@ def _place(node: ast.expr) -> tuple[int, int]:
 class Learner:
     """The learner's answer as an exact formula: `formula(readings)`."""
 
-    def __init__(self, world: Expressions, recipe: Recipe, constants: Mapping[str, float]):
+    def __init__(self, world: Expressions, recipe: Recipe) -> None:
         self.world = world
         self.recipe = recipe
         self.steps = recipe.steps[: recipe.length]
         self.own = self.steps[-1].name
         self.pinned = world.numeric - {self.own}
         self.order = needed_steps(recipe, self.pinned)
-        self.constants = constants
 
     def formula(self, readings: Mapping[int, str] | None = None) -> tuple[Rational, _Marks]:
         marks = _Marks()
@@ -765,7 +764,7 @@ def judge_formula(
         world = Expressions(spec, q.name, q.values, free)
     except Refused as refusal:
         return Judgement("undecided", refusal.detail)
-    learner = Learner(world, recipe, spec.constants)
+    learner = Learner(world, recipe)
     try:
         mine, marks = learner.formula()
         judged = _verdict_of(world, mine, marks)
