@@ -34,6 +34,7 @@ RUNNER = textwrap.dedent(
                 "ok": result.success,
                 "out": buffer.getvalue(),
                 "error": type(error).__name__ if error is not None else None,
+                **({"message": str(error)} if error is not None else {}),
             })
         results[name] = outputs
     print(json.dumps(results))
@@ -46,7 +47,8 @@ def run_in_shells(
     scenarios: Mapping[str, Sequence[str]], home: Path, learner: str
 ) -> dict[str, list[dict[str, Any]]]:
     """Each scenario's cells run in order in a fresh shell, as `learner` (JUPYTERHUB_USER):
-    per cell, whether it ran, what it printed and the error it raised."""
+    per cell, whether it ran, what it printed, and the error it raised (its type's name and,
+    under "message", what it says)."""
     done = stall_guard.run(
         [sys.executable, "-c", RUNNER],
         input=json.dumps(scenarios),
@@ -63,3 +65,12 @@ def run_in_shells(
     assert done.returncode == 0, done.stderr
     result: dict[str, list[dict[str, Any]]] = json.loads(done.stdout.splitlines()[-1])
     return result
+
+
+def checked_cells(exercise: str, part: str, lines: str) -> list[str]:
+    """A learner's notebook, cell by cell: `Exercise(exercise)`, the given line and every
+    other part right (`evaluation.corpus.cells`), `lines` for `part`, then its check."""
+    from evaluation.corpus import cells
+
+    setup = f"from autograder.learner.check import Exercise\nexercise = Exercise({exercise!r})"
+    return [setup, *cells(exercise, part, lines), f"exercise.check({part!r})"]

@@ -152,7 +152,6 @@ class Expressions:
         self._spec_memo: dict[str, Rational] = {}
         self._active: set[str] = set()
         self.gates: list[Rational] = [Rational.symbol(n) for n in sorted(self.point)]
-        self.spec_marks = _Marks()
         self.spec_shifts: list[tuple[Rational, Fraction]] = []
         """Where the spec's own formulas add a constant to something (c·y + 1): a learner
         writing the same is not evaluating at a shifted point."""
@@ -171,7 +170,7 @@ class Expressions:
             raise Refused("undecided", f"the spec's {name} uses itself")
         self._active.add(name)
         try:
-            value = _Converter(self, self._spec_name, self.spec_marks, spec_side=True).convert(
+            value = _Converter(self, self._spec_name, _Marks(), spec_side=True).convert(
                 self.spec_defs[name]
             )
         finally:

@@ -43,14 +43,19 @@ def _checked(poly: dict[Monomial, Fraction]) -> dict[Monomial, Fraction]:
     return poly
 
 
+def _accumulate(out: dict[Monomial, Fraction], m: Monomial, c: Fraction) -> None:
+    """Add c·m to `out`, leaving no zero term."""
+    total = out.get(m, Fraction(0)) + c
+    if total:
+        out[m] = total
+    else:
+        out.pop(m, None)
+
+
 def _add(a: Poly, b: Poly, sign: int = 1) -> dict[Monomial, Fraction]:
     out = dict(a)
     for m, c in b.items():
-        total = out.get(m, Fraction(0)) + sign * c
-        if total:
-            out[m] = total
-        else:
-            out.pop(m, None)
+        _accumulate(out, m, sign * c)
     return _checked(out)
 
 
@@ -67,12 +72,7 @@ def _mul(a: Poly, b: Poly) -> dict[Monomial, Fraction]:
     out: dict[Monomial, Fraction] = {}
     for ma, ca in a.items():
         for mb, cb in b.items():
-            m = _times_monomial(ma, mb)
-            total = out.get(m, Fraction(0)) + ca * cb
-            if total:
-                out[m] = total
-            else:
-                out.pop(m, None)
+            _accumulate(out, _times_monomial(ma, mb), ca * cb)
     return _checked(out)
 
 

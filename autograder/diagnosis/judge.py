@@ -206,12 +206,13 @@ class HandNumber:
         name = part.name
         runtime = context.runtime.get(name, MISSING)
         answer = context.hand.get(name) if context.hand is not None else None
+        answers = context.answers()
         if answer is not None and context.hand is not None:
-            carried = carried_forward(q, answer, context.answers())
+            carried = carried_forward(q, answer, answers)
             if carried is not None:
                 step, fix = carried
                 written = {**context.hand, name: step}
-                verdict = judge_hand(q, step, MISSING, context.answers(), written)
+                verdict = judge_hand(q, step, MISSING, answers, written)
                 note = (
                     f"\n  (Judged as a step from PyTorch's value of {fix}: yours is not a number "
                     "the check can read. Fix that part; this one's step "
@@ -233,7 +234,7 @@ class HandNumber:
                 "fix the error and run it again.",
                 "stale",
             )
-        return judge_hand(q, answer, runtime, context.answers(), context.hand)
+        return judge_hand(q, answer, runtime, answers, context.hand)
 
 
 def sandbox_results(

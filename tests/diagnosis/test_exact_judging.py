@@ -9,10 +9,10 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from ipython_shells import run_in_shells
+from ipython_shells import checked_cells, run_in_shells
 
 from autograder.diagnosis.exact_algebra import Rational, TooLarge
-from evaluation.corpus import cells, judge_entry
+from evaluation.corpus import judge_entry
 from evaluation.derivations import CHEATS, HONEST, LEARNERS, Entry, judged
 
 X, Y = Rational.symbol("x"), Rational.symbol("y")
@@ -102,12 +102,10 @@ def test_expansion_is_bounded() -> None:
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
     """Every entry's cells and its part's `exercise.check`, as the learner "tester" runs them."""
-    scenarios = {}
-    for index, entry in enumerate([*HONEST, *CHEATS]):
-        setup = "from autograder.learner.check import Exercise\n"
-        setup += f"exercise = Exercise({entry.exercise!r})"
-        written = cells(entry.exercise, entry.part, entry.lines("tester"))
-        scenarios[str(index)] = [setup, *written, f"exercise.check({entry.part!r})"]
+    entries = [*HONEST, *CHEATS]
+    scenarios = {
+        str(i): checked_cells(e.exercise, e.part, e.lines("tester")) for i, e in enumerate(entries)
+    }
     return run_in_shells(scenarios, tmp_path_factory.mktemp("shells"), "tester")
 
 

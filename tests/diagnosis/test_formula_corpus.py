@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from pathlib import Path
 
 import pytest
-import stall_guard
+from ipython_shells import checked_cells, run_in_shells
 
 from autograder.core.spec import CODE_KINDS
 from autograder.diagnosis.byhand import HandAnswer, read_hand_answers
@@ -221,25 +222,6 @@ def test_every_model_answer_reads_as_right(exercise: str) -> None:
 
 # --- the notebook's check and the grader say the same words ------------------------------
 
-KERNEL = """
-import contextlib, io, json, sys
-from IPython.core.interactiveshell import InteractiveShell
-from traitlets.config import Config
-
-config = Config()
-config.HistoryManager.hist_file = ":memory:"
-messages = []
-for cells in json.load(sys.stdin):
-    InteractiveShell.clear_instance()
-    shell = InteractiveShell.instance(config=config)
-    error = None
-    for cell in cells:
-        with contextlib.redirect_stdout(io.StringIO()):
-            result = shell.run_cell(cell, store_history=True)
-        error = result.error_in_exec or error
-    messages.append(str(error))
-print(json.dumps(messages))
-"""
 SAME_WORDS = [
     ("03_a_neuron_by_hand", "h", "h = w * x - b"),
     ("02_the_computation_graph", "dz_dy", "dz_dy = c + 1"),
@@ -250,25 +232,10 @@ SAME_WORDS = [
 
 
 @pytest.mark.processes
-def test_the_notebook_check_and_the_grader_give_the_same_message() -> None:
-    import json
-    import os
-    import sys
-
-    notebooks = []
-    for exercise, part, lines in SAME_WORDS:
-        setup = f"from autograder.learner.check import Exercise\nexercise = Exercise({exercise!r})"
-        notebooks.append([setup, *cells(exercise, part, lines), f"exercise.check({part!r})"])
-    env = {**os.environ, "JUPYTERHUB_USER": "same-words"}
-    run = stall_guard.run(
-        [sys.executable, "-c", KERNEL],
-        input=json.dumps(notebooks),
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
-    in_kernel = json.loads(run.stdout.strip().splitlines()[-1])
+def test_the_notebook_check_and_the_grader_give_the_same_message(tmp_path: Path) -> None:
+    notebooks = {str(i): checked_cells(*entry) for i, entry in enumerate(SAME_WORDS)}
+    shells = run_in_shells(notebooks, tmp_path, "same-words")
+    in_kernel = [shells[str(i)][-1].get("message") for i in range(len(SAME_WORDS))]
     for (exercise, part, lines), said in zip(SAME_WORDS, in_kernel, strict=True):
         reason, graded = judge_entry(exercise, part, lines, "same-words")
         assert reason not in ("mismatch", "ambiguous", "match")
