@@ -291,10 +291,14 @@ def test_practice_in_a_class_keeps_the_structure_unless_asked(
     monkeypatch.setenv("AUTOGRADER_LEARNER_KEY", f"ada:{CLASS.learner_key('ada')}")
     learner = Exercise(exercise)
     own, numbers = learner.problem, learner.givens
+    practised = []
     for _ in range(20):
         learner.practise()
-        assert learner.problem == own and learner.givens != numbers
+        assert learner.problem == own
         assert "another structure" not in capsys.readouterr().out
+        practised.append(learner.givens)
+    # fresh numbers: one draw may repeat the learner's own (09's pools are small), not all
+    assert any(drawn != numbers for drawn in practised)
     drawn = set()
     for _ in range(60):  # each structure missed with chance (2/3)**60, about 1e-11
         learner.practise(new_structure=True)
